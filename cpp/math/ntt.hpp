@@ -1,0 +1,51 @@
+// Negacyclic number-theoretic transform over Z_q[X]/(X^N + 1).
+//
+// Convention (every implementation -- scalar, AVX-512F, AVX-512 IFMA, CUDA -- must match it bit for bit):
+//   forward:  a[i] <- A(psi^(2*brv(i) + 1))  for i in [0, N), where psi is the primitive 2N-th root
+//             stored in NttTables::psi, A is the input polynomial in coefficient order and brv is the
+//             log2(N)-bit reversal. Inputs and outputs are fully reduced, in [0, q).
+//   inverse:  the exact inverse of forward (including the 1/N factor).
+// The fast paths are Cooley-Tukey (forward) and Gentleman-Sande (inverse) with Harvey's lazy butterflies:
+// intermediate values stay in [0, 4q) and are corrected once at the end, which is why q < 2^62 is required
+// for the 64-bit path; the IFMA path (52-bit multiplier lanes) is taken for q < 2^50.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "math/modarith.hpp"
+
+namespace ember {
+
+struct NttTables {
+    std::size_t n = 0;
+    int log_n = 0;
+    Modulus mod;
+    u64 psi = 0;                      // primitive 2N-th root of unity
+    std::vector<u64> psi_rev;         // psi^brv(i), i in [0, N): twiddles of the forward transform
+    std::vector<u64> psi_rev_shoup;   // Shoup companions
+    std::vector<u64> ipsi_rev;        // psi^-brv(i): twiddles of the inverse transform
+    std::vector<u64> ipsi_rev_shoup;
+    u64 n_inv = 0, n_inv_shoup = 0;   // N^-1 mod q
+    // Tables laid out for the IFMA path (52-bit Shoup companions, floor(w * 2^52 / q)); filled when q < 2^50.
+    std::vector<u64> psi_rev_shoup52;
+    std::vector<u64> ipsi_rev_shoup52;
+    u64 n_inv_shoup52 = 0;
+
+    NttTables() = default;
+    /// n a power of two in [2^1, 2^17], q prime with q = 1 mod 2n and q < 2^61.
+    NttTables(std::size_t n, const Modulus& q);
+};
+
+/// In-place forward / inverse transform of one limb, dispatching at run time to IFMA, AVX-512F or scalar.
+void ntt_forward(u64* a, const NttTables& t);
+void ntt_inverse(u64* a, const NttTables& t);
+
+/// The scalar reference paths (always available; the fast paths are tested against them).
+void ntt_forward_scalar(u64* a, const NttTables& t);
+void ntt_inverse_scalar(u64* a, const NttTables& t);
+
+/// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512" or "scalar".
+const char* ntt_path(const NttTables& t);
+
+}  // namespace ember

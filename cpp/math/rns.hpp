@@ -1,0 +1,61 @@
+// RNS bases and fast base conversion (NewLimb, Eq. 1 of the MAD paper, 001).
+//
+// For x given by its residues x_i = [x]_{q_i} over B = {q_0..q_{k-1}} with Q = prod q_i, Q_i* = Q / q_i and
+// Q~_i = (Q_i*)^-1 mod q_i, the conversion to a prime p is
+//     NewLimb([x]_B, p) = sum_i [x_i * Q~_i]_{q_i} * [Q_i*]_p   mod p,
+// which equals (x + u * Q) mod p for some integer 0 <= u < k: the "approximate" (HPS-free) conversion
+// used by hybrid key switching (ModUp, Algo 1) and ModDown (Algo 2); the u*Q term is absorbed in the noise.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "math/modarith.hpp"
+
+namespace ember {
+
+class BaseConverter {
+public:
+    BaseConverter() = default;
+    BaseConverter(std::vector<Modulus> from, std::vector<Modulus> to);
+
+    const std::vector<Modulus>& from() const { return from_; }
+    const std::vector<Modulus>& to() const { return to_; }
+
+    /// Converts coefficients [begin, end) of the k input limbs in[0..k) to the m output limbs out[0..m).
+    /// Inputs in [0, q_i); outputs in [0, p_j). Thread-safe (const); callers split [0, n) across threads.
+    void convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const;
+
+    /// Same result through the plain per-coefficient formula (the reference the fast path is tested against).
+    void convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const;
+
+    // Precomputed constants, public for tests and the CUDA backend.
+    std::vector<MulConst> qhat_inv;            // Q~_i mod q_i, with Shoup companions (k)
+    std::vector<std::vector<u64>> qhat_mod_p;  // [j][i] = Q_i* mod p_j (m x k)
+
+private:
+    std::vector<Modulus> from_, to_;
+};
+
+/// Exact CRT reconstruction helper: x mod Q from residues, as little-endian 64-bit words
+/// (k words for k primes < 2^61). Used by decoding; a fixed-limb big integer, no allocation per call.
+class CrtReconstructor {
+public:
+    CrtReconstructor() = default;
+    explicit CrtReconstructor(std::vector<Modulus> basis);
+    std::size_t words() const { return words_; }
+    /// residues[i] in [0, q_i) -> out[0..words) = x in [0, Q)
+    void reconstruct(const u64* residues, u64* out) const;
+    /// The centered value x - Q if x > Q/2, as a double (scaled by 2^-exp2_shift not applied).
+    double to_double_centered(const u64* residues) const;
+    const std::vector<u64>& modulus_words() const { return Q_; }
+
+private:
+    std::vector<Modulus> basis_;
+    std::size_t words_ = 0;
+    std::vector<u64> Q_, Qhalf_;                 // Q and floor(Q/2)
+    std::vector<std::vector<u64>> Qstar_;        // Q / q_i as words
+    std::vector<MulConst> qtilde_;               // (Q/q_i)^-1 mod q_i
+};
+
+}  // namespace ember

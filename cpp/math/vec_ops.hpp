@@ -1,0 +1,27 @@
+// Element-wise modular kernels over one limb (n words, one modulus). Inputs are in [0, q), outputs too.
+// Dispatch: IFMA lanes for q < 2^50 when the CPU has them, else the scalar code.
+#pragma once
+
+#include <cstddef>
+
+#include "math/modarith.hpp"
+
+namespace ember {
+
+void vec_add(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_sub(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_neg(u64* out, const u64* a, std::size_t n, const Modulus& m);
+/// out = a * b
+void vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+/// acc = acc + a * b
+void vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+/// out = a * c for a constant c (Shoup)
+void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+/// out = out + a * c
+void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+/// out = a + c for a constant c < q
+void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+/// out = (a - b) * c  (ModDown and rescale: (x - conv(x)) * P^-1)
+void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
+
+}  // namespace ember
