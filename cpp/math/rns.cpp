@@ -24,28 +24,42 @@ BaseConverter::BaseConverter(std::vector<Modulus> from, std::vector<Modulus> to)
             qhat_mod_p[j][i] = prod;
         }
     }
+    q_mod_p.resize(m);
+    for (std::size_t j = 0; j < m; ++j) {
+        u64 prod = 1;
+        for (std::size_t l = 0; l < k; ++l) prod = to_[j].mul(prod, from_[l].q % to_[j].q);
+        q_mod_p[j] = prod;
+    }
+    inv_q.resize(k);
+    for (std::size_t i = 0; i < k; ++i) inv_q[i] = 1.0 / static_cast<double>(from_[i].q);
 }
 
-void BaseConverter::convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const {
+void BaseConverter::convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) const {
     const std::size_t k = from_.size(), m = to_.size();
     std::vector<u64> y(k);
     for (std::size_t c = begin; c < end; ++c) {
-        for (std::size_t i = 0; i < k; ++i) y[i] = from_[i].mul(in[i][c], qhat_inv[i].w);
+        double frac = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+            y[i] = from_[i].mul(in[i][c], qhat_inv[i].w);
+            frac += static_cast<double>(y[i]) * inv_q[i];
+        }
+        const u64 v = centered ? static_cast<u64>(std::llround(frac)) : 0;
         for (std::size_t j = 0; j < m; ++j) {
             u64 acc = 0;
             for (std::size_t i = 0; i < k; ++i) acc = to_[j].add(acc, to_[j].mul(y[i] % to_[j].q, qhat_mod_p[j][i]));
-            out[j][c] = acc;
+            out[j][c] = to_[j].sub(acc, to_[j].mul(v, q_mod_p[j]));
         }
     }
 }
 
-void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const {
+void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) const {
     const std::size_t k = from_.size(), m = to_.size();
     // Blocked: y_i = [x_i * Q~_i]_{q_i} for a block of coefficients, then for each output prime a
     // 128-bit accumulation of y_i * [Q_i*]_p (each product < 2^122, up to 64 terms fit before reducing).
     constexpr std::size_t B = 64;
     u64 y[64 * B];
-    if (k > 64) { convert_reference(in, out, begin, end); return; }
+    u64 v[B];
+    if (k > 64) { convert_reference(in, out, begin, end, centered); return; }
     for (std::size_t c0 = begin; c0 < end; c0 += B) {
         const std::size_t nb = std::min(B, end - c0);
         for (std::size_t i = 0; i < k; ++i) {
@@ -53,6 +67,13 @@ void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t b
             const u64* src = in[i] + c0;
             u64* dst = y + i * B;
             for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
+        }
+        if (centered) {
+            for (std::size_t t = 0; t < nb; ++t) {
+                double frac = 0;
+                for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * inv_q[i];
+                v[t] = static_cast<u64>(std::llround(frac));
+            }
         }
         for (std::size_t j = 0; j < m; ++j) {
             const Modulus& p = to_[j];
@@ -62,6 +83,10 @@ void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t b
                 u128 acc = 0;
                 for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * B + t]) * row[i];
                 dst[t] = p.reduce128(acc);
+            }
+            if (centered) {
+                const u64 qm = q_mod_p[j];
+                for (std::size_t t = 0; t < nb; ++t) dst[t] = p.sub(dst[t], p.mul(v[t], qm));
             }
         }
     }

@@ -24,14 +24,21 @@ public:
 
     /// Converts coefficients [begin, end) of the k input limbs in[0..k) to the m output limbs out[0..m).
     /// Inputs in [0, q_i); outputs in [0, p_j). Thread-safe (const); callers split [0, n) across threads.
-    void convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const;
+    /// centered = false: NewLimb as above, x + u Q with 0 <= u < k (ModUp).
+    /// centered = true: the exact centered value x in (-Q/2, Q/2], by subtracting v Q with
+    /// v = round(sum_i [x_i Q~_i]_{q_i} / q_i) computed in floating point (Halevi-Polyakov-Shoup). ModDown
+    /// and Rescale need it: the biased error of the plain conversion, u in [0, k), is a constant offset on
+    /// every coefficient, which the canonical embedding amplifies by ~N.
+    void convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered = false) const;
 
     /// Same result through the plain per-coefficient formula (the reference the fast path is tested against).
-    void convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end) const;
+    void convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered = false) const;
 
     // Precomputed constants, public for tests and the CUDA backend.
     std::vector<MulConst> qhat_inv;            // Q~_i mod q_i, with Shoup companions (k)
     std::vector<std::vector<u64>> qhat_mod_p;  // [j][i] = Q_i* mod p_j (m x k)
+    std::vector<u64> q_mod_p;                  // [j] = Q mod p_j
+    std::vector<double> inv_q;                 // 1 / q_i
 
 private:
     std::vector<Modulus> from_, to_;

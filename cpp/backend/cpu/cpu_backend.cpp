@@ -1,0 +1,176 @@
+// CPU backend: limb-parallel kernels over a thread pool, element-wise work in math/vec_ops and the NTT
+// in math/ntt (both dispatch to IFMA / AVX-512 / scalar code by CPUID).
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include <openssl/crypto.h>
+
+#include "backend/backend.hpp"
+#include "backend/cpu/thread_pool.hpp"
+#include "math/vec_ops.hpp"
+#include "trace/trace.hpp"
+
+namespace ember {
+
+namespace {
+
+constexpr std::uint64_t W = sizeof(u64);
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(int threads) : pool_(threads) {}
+    const char* name() const override { return "cpu"; }
+    int threads() const override { return pool_.size(); }
+
+    u64* allocate(std::size_t words) override {
+        if (words == 0) return nullptr;
+        void* p = std::aligned_alloc(64, (words * W + 63) / 64 * 64);
+        if (!p) throw std::bad_alloc();
+        std::memset(p, 0, words * W);
+        return static_cast<u64*>(p);
+    }
+    void release(u64* p, std::size_t words, bool wipe) override {
+        if (!p) return;
+        if (wipe) OPENSSL_cleanse(p, words * W);
+        std::free(p);
+    }
+
+    void ntt_forward(Limbs x) override {
+        trace::Scope s("ntt_forward");
+        pool_.parallel_for(x.size(), [&](std::size_t l) { ember::ntt_forward(x[l].data, *x[l].table); });
+        if (s.on()) count_ntt(s.c, x, false);
+    }
+    void ntt_inverse(Limbs x) override {
+        trace::Scope s("ntt_inverse");
+        pool_.parallel_for(x.size(), [&](std::size_t l) { ember::ntt_inverse(x[l].data, *x[l].table); });
+        if (s.on()) count_ntt(s.c, x, true);
+    }
+
+    void copy(Limbs out, ConstLimbs a) override {
+        check(out, a.size(), "copy");
+        trace::Scope s("copy");
+        pool_.parallel_for(out.size(), [&](std::size_t l) {
+            if (out[l].data != a[l]) std::memcpy(out[l].data, a[l], n_of(out[l]) * W);
+        });
+        if (s.on()) io(s.c, out, 1, 1);
+    }
+    void add(Limbs out, ConstLimbs a, ConstLimbs b) override {
+        check(out, a.size(), "add"); check(out, b.size(), "add");
+        trace::Scope s("add");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_add(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
+    }
+    void sub(Limbs out, ConstLimbs a, ConstLimbs b) override {
+        check(out, a.size(), "sub"); check(out, b.size(), "sub");
+        trace::Scope s("sub");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_sub(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
+    }
+    void neg(Limbs out, ConstLimbs a) override {
+        check(out, a.size(), "neg");
+        trace::Scope s("neg");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_neg(out[l].data, a[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 1, 1); }
+    }
+    void mul(Limbs out, ConstLimbs a, ConstLimbs b) override {
+        check(out, a.size(), "mul"); check(out, b.size(), "mul");
+        trace::Scope s("mul");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_mul(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_mul = elems(out); io(s.c, out, 2, 1); }
+    }
+    void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override {
+        check(out, a.size(), "mul_add"); check(out, b.size(), "mul_add");
+        trace::Scope s("mul_add");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_mul_add(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 3, 1); }
+    }
+    void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {
+        check(out, a.size(), "mul_const"); check(out, c.size(), "mul_const");
+        trace::Scope s(accumulate ? "mul_const_add" : "mul_const");
+        pool_.parallel_for(out.size(), [&](std::size_t l) {
+            if (accumulate) vec_mul_const_add(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod());
+            else vec_mul_const(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod());
+        });
+        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = accumulate ? elems(out) : 0; io(s.c, out, accumulate ? 2 : 1, 1); }
+    }
+    void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override {
+        check(out, a.size(), "add_const"); check(out, c.size(), "add_const");
+        trace::Scope s("add_const");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_add_const(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 1, 1); }
+    }
+    void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) override {
+        check(out, a.size(), "sub_mul_const"); check(out, b.size(), "sub_mul_const"); check(out, c.size(), "sub_mul_const");
+        trace::Scope s("sub_mul_const");
+        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_sub_mul_const(out[l].data, a[l], b[l], c[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
+    }
+    void permute(Limbs out, ConstLimbs a, const std::uint32_t* perm) override {
+        check(out, a.size(), "permute");
+        trace::Scope s("automorph");
+        pool_.parallel_for(out.size(), [&](std::size_t l) {
+            if (out[l].data == a[l]) throw std::invalid_argument("permute: output must not alias input");
+            const std::size_t n = n_of(out[l]);
+            const u64* src = a[l];
+            u64* dst = out[l].data;
+            for (std::size_t i = 0; i < n; ++i) dst[i] = src[perm[i]];
+        });
+        if (s.on()) io(s.c, out, 1, 1);
+    }
+    void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) override {
+        if (in.size() != conv.from().size() || out.size() != conv.to().size())
+            throw std::invalid_argument("base_convert: limb counts do not match the converter");
+        trace::Scope s(centered ? "base_convert_centered" : "base_convert");
+        pool_.parallel_range(n, 64, [&](std::size_t b, std::size_t e) { conv.convert(in.data(), out.data(), b, e, centered); });
+        if (s.on()) {
+            const std::uint64_t k = in.size(), m = out.size();
+            // x_i * Q~_i, then k products per output limb (+ v * Q per output limb when centered)
+            s.c.mod_mul = n * k + n * k * m + (centered ? n * m : 0);
+            s.c.mod_add = n * (k - 1) * m + (centered ? n * m : 0);
+            s.c.bytes_read = n * k * W;
+            s.c.bytes_written = n * m * W;
+        }
+    }
+
+private:
+    static std::size_t n_of(const LimbRef& r) { return r.table->n; }
+    static void check(Limbs out, std::size_t m, const char* op) {
+        if (out.size() != m) throw std::invalid_argument(std::string(op) + ": operand has " + std::to_string(m) + " limbs, output " + std::to_string(out.size()));
+    }
+    static std::uint64_t elems(Limbs out) {
+        std::uint64_t e = 0;
+        for (auto& r : out) e += r.table->n;
+        return e;
+    }
+    static void io(trace::Counts& c, Limbs out, int reads, int writes) {
+        const std::uint64_t bytes = elems(out) * W;
+        c.bytes_read = bytes * reads;
+        c.bytes_written = bytes * writes;
+    }
+    // Forward: (N/2) log N butterflies, one Shoup product and two additions each. The inverse adds the
+    // N^-1 scaling (one product per coefficient).
+    static void count_ntt(trace::Counts& c, Limbs x, bool inverse) {
+        for (auto& r : x) {
+            const std::uint64_t n = r.table->n, lg = static_cast<std::uint64_t>(r.table->log_n);
+            c.ntt += 1;
+            c.mod_mul += n / 2 * lg + (inverse ? n : 0);
+            c.mod_add += n * lg;
+            c.bytes_read += n * W;
+            c.bytes_written += n * W;
+        }
+    }
+
+    ThreadPool pool_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_cpu_backend(int threads) {
+    if (threads < 1 || threads > 256) throw std::invalid_argument("threads must be in [1, 256], got " + std::to_string(threads));
+    return std::make_shared<CpuBackend>(threads);
+}
+
+}  // namespace ember

@@ -1,0 +1,216 @@
+#include "ckks/context.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ember {
+
+namespace {
+CkksParams finalized(CkksParams p) {
+    if (!p.finalized()) p.finalize();
+    return p;
+}
+}  // namespace
+
+Context::Context(CkksParams params, int threads, std::shared_ptr<Backend> backend)
+    : params_(finalized(std::move(params))),
+      ring_(std::make_shared<RingContext>(params_.log_n, params_.q_primes, params_.p_primes, backend ? backend : make_cpu_backend(threads))),
+      encoder_(params_.n()) {
+    const std::size_t L = max_level();
+    scales_.assign(L + 1, 0.0);
+    scales_[L] = std::ldexp(1.0, params_.log_scale);
+    for (std::size_t l = L; l > 0; --l) scales_[l - 1] = scales_[l] * scales_[l] / static_cast<double>(params_.q_primes[l]);
+    partition_ = digit_partition(params_.q_primes.size(), static_cast<std::size_t>(params_.dnum));
+}
+
+Poly Context::small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret) const {
+    Poly p(ring_, q_limbs, basis, Form::Coeff, secret);
+    for (std::size_t i = 0; i < p.limbs(); ++i) {
+        const Modulus& m = p.table(i).mod;
+        u64* d = p.limb(i);
+        for (std::size_t c = 0; c < coeffs.size(); ++c) d[c] = m.from_signed(coeffs[c]);
+    }
+    poly_to_eval(p);
+    return p;
+}
+
+Poly expand_uniform(const std::shared_ptr<const RingContext>& ring, const Seed& seed, std::size_t q_limbs, Basis basis) {
+    Poly a(ring, q_limbs, basis, Form::Eval);
+    const RingContext& r = *ring;
+    // Limbs are independent streams (domain = prime index), so they expand in parallel and the
+    // expansion of a prefix of the limbs does not depend on how many limbs were asked for.
+    std::vector<LimbRef> refs = a.refs();
+    // no backend kernel for this: it is key material generation, done on the host
+    for (std::size_t i = 0; i < a.limbs(); ++i) {
+        Prng prng(seed, a.prime_index(i));
+        sample_uniform_mod(prng, r.table(a.prime_index(i)).mod, a.limb(i), r.n());
+    }
+    return a;
+}
+
+std::shared_ptr<SecretKey> Context::gen_secret_key() const {
+    Prng prng(fresh_seed(), 0);
+    std::vector<std::int64_t> s = params_.secret == SecretDist::Ternary
+                                      ? sample_ternary(prng, params_.n())
+                                      : sample_hamming(prng, params_.n(), static_cast<std::size_t>(params_.hamming_weight));
+    auto sk = std::make_shared<SecretKey>();
+    sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
+    std::fill(s.begin(), s.end(), 0);
+    return sk;
+}
+
+std::shared_ptr<PublicKey> Context::gen_public_key(const SecretKey& sk) const {
+    // Over QP, so that encryption can divide its noise by P (see encrypt).
+    const std::size_t ql = params_.q_primes.size();
+    auto pk = std::make_shared<PublicKey>();
+    pk->a = expand_uniform(ring_, fresh_seed(), ql, Basis::QP);
+    Prng prng(fresh_seed(), 0);
+    pk->b = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
+    Poly as;
+    poly_mul(as, pk->a, sk.s);
+    poly_sub(pk->b, pk->b, as);  // b = e - a s
+    return pk;
+}
+
+SwitchingKey Context::gen_switching_key(const SecretKey& sk, const Poly& s_prime, bool seeded) const {
+    const std::size_t ql = params_.q_primes.size();
+    if (s_prime.basis() != Basis::QP || s_prime.q_limbs() != ql || s_prime.form() != Form::Eval)
+        throw std::invalid_argument("gen_switching_key: s' must be over the full basis QP in evaluation form");
+    SwitchingKey key;
+    // [P]_{q_i}
+    std::vector<u64> p_mod_q(ql);
+    for (std::size_t i = 0; i < ql; ++i) {
+        const Modulus& qi = ring_->mod(i);
+        u64 prod = 1;
+        for (u64 p : params_.p_primes) prod = qi.mul(prod, p % qi.q);
+        p_mod_q[i] = prod;
+    }
+    for (std::size_t j = 0; j < partition_.size(); ++j) {
+        Seed seed = fresh_seed();
+        Poly a = expand_uniform(ring_, seed, ql, Basis::QP);
+        Prng prng(fresh_seed(), 0);
+        Poly b = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
+        poly_mul_add(b, a, sk.s);   // b = e + a s
+        poly_neg(b, b);             // b = -a s - e  (the sign of e is irrelevant)
+        // + P * s' on the limbs of digit j
+        const auto [first, last] = partition_[j];
+        std::vector<LimbRef> out;
+        std::vector<const u64*> src;
+        std::vector<MulConst> c;
+        for (std::size_t i = first; i < last; ++i) {
+            out.push_back({b.limb(i), &b.table(i)});
+            src.push_back(s_prime.limb(i));
+            c.emplace_back(p_mod_q[i], ring_->mod(i));
+        }
+        ring_->backend().mul_const(out, src, c, /*accumulate=*/true);
+        key.b.push_back(std::move(b));
+        key.a.push_back(std::move(a));
+        if (seeded) key.seeds.push_back(seed);
+    }
+    return key;
+}
+
+std::shared_ptr<SwitchingKey> Context::gen_relin_key(const SecretKey& sk, bool seeded) const {
+    Poly s2(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
+    poly_mul(s2, sk.s, sk.s);
+    return std::make_shared<SwitchingKey>(gen_switching_key(sk, s2, seeded));
+}
+
+std::uint64_t Context::galois_element(long r) const {
+    const std::uint64_t two_n = 2 * params_.n(), half = params_.n() / 2;
+    long rr = r % static_cast<long>(half);
+    if (rr < 0) rr += static_cast<long>(half);
+    std::uint64_t g = 1;
+    for (long i = 0; i < rr; ++i) g = g * 5 % two_n;
+    return g;
+}
+
+std::shared_ptr<GaloisKeys> Context::gen_galois_keys(const SecretKey& sk, const std::vector<long>& rotations, bool conjugation, bool seeded) const {
+    auto gk = std::make_shared<GaloisKeys>();
+    std::vector<std::uint64_t> elts;
+    for (long r : rotations) {
+        std::uint64_t k = galois_element(r);
+        if (k != 1) elts.push_back(k);
+    }
+    if (conjugation) elts.push_back(conjugation_element());
+    for (std::uint64_t k : elts) {
+        if (gk->keys.count(k)) continue;
+        Poly sk_k(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
+        poly_automorph(sk_k, sk.s, k);
+        gk->keys.emplace(k, gen_switching_key(sk, sk_k, seeded));
+    }
+    return gk;
+}
+
+KeySet Context::keygen(const std::vector<long>& rotations, bool conjugation, bool seeded) const {
+    KeySet ks;
+    ks.secret = gen_secret_key();
+    ks.pub = gen_public_key(*ks.secret);
+    ks.relin = gen_relin_key(*ks.secret, seeded);
+    ks.galois = gen_galois_keys(*ks.secret, rotations, conjugation, seeded);
+    return ks;
+}
+
+Plaintext Context::encode(std::span<const cplx> z, double scale, std::size_t level) const {
+    if (level > max_level()) throw std::invalid_argument("encode: level " + std::to_string(level) + " above the maximum " + std::to_string(max_level()));
+    Plaintext pt;
+    pt.m = encoder_.encode(ring_, z, scale, level + 1);
+    pt.scale = scale;
+    pt.slots = z.size();
+    return pt;
+}
+
+std::vector<cplx> Context::decode(const Plaintext& pt) const { return encoder_.decode(pt.m, pt.scale, pt.slots); }
+
+Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
+    // (v b + e0, v a + e1) over Q_l U P, then ModDown: the encryption noise v e + e0 + e1 s is divided by
+    // P and only the rounding of the division remains (as Lattigo does), so fresh ciphertexts are as
+    // precise as secret-key encryptions.
+    const std::size_t ql = pt.m.q_limbs();
+    Prng prng(fresh_seed(), 0);
+    Poly v = small_poly(sample_ternary(prng, params_.n()), ql, Basis::QP, true);
+    Poly u0 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
+    Poly u1 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
+    poly_mul_add(u0, v, restrict_to(pk.b, ql));
+    poly_mul_add(u1, v, restrict_to(pk.a, ql));
+    Ciphertext ct;
+    ct.c0 = divide_by_dropped(u0, 0);
+    ct.c1 = divide_by_dropped(u1, 0);
+    poly_add(ct.c0, ct.c0, pt.m);
+    ct.scale = pt.scale;
+    ct.slots = pt.slots;
+    return ct;
+}
+
+Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
+    const std::size_t ql = pt.m.q_limbs();
+    Prng prng(fresh_seed(), 0);
+    Ciphertext ct;
+    ct.c1 = expand_uniform(ring_, fresh_seed(), ql, Basis::Q);
+    ct.c0 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::Q);
+    Poly s(ring_, ql, Basis::Q, Form::Eval, true);
+    ring_->backend().copy(s.refs(), sk.s.crefs(0, ql));
+    Poly as;
+    poly_mul(as, ct.c1, s);
+    poly_sub(ct.c0, ct.c0, as);
+    poly_add(ct.c0, ct.c0, pt.m);
+    ct.scale = pt.scale;
+    ct.slots = pt.slots;
+    return ct;
+}
+
+Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const {
+    if (ct.c0.empty() || ct.c1.empty()) throw std::invalid_argument("decrypt: empty ciphertext");
+    const std::size_t ql = ct.c0.q_limbs();
+    Poly s(ring_, ql, Basis::Q, Form::Eval, true);
+    ring_->backend().copy(s.refs(), sk.s.crefs(0, ql));
+    Plaintext pt;
+    pt.m = ct.c0;
+    poly_mul_add(pt.m, ct.c1, s);
+    pt.scale = ct.scale;
+    pt.slots = ct.slots;
+    return pt;
+}
+
+}  // namespace ember

@@ -1,0 +1,68 @@
+// Context: one CKKS parameter set with its ring, encoder and per-level scales; key generation,
+// encryption and decryption. Immutable after construction and safe to share between threads.
+#pragma once
+
+#include <complex>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ckks/ciphertext.hpp"
+#include "ckks/encoder.hpp"
+#include "ckks/keys.hpp"
+#include "ckks/params.hpp"
+
+namespace ember {
+
+class Context {
+public:
+    /// `params` is finalized here if it was not. backend: nullptr for the CPU backend with `threads`.
+    Context(CkksParams params, int threads = 1, std::shared_ptr<Backend> backend = nullptr);
+
+    const CkksParams& params() const { return params_; }
+    const std::shared_ptr<const RingContext>& ring() const { return ring_; }
+    const Encoder& encoder() const { return encoder_; }
+    std::size_t slots() const { return params_.slots(); }
+    std::size_t max_level() const { return params_.q_primes.size() - 1; }
+    int threads() const { return ring_->backend().threads(); }
+    const std::vector<DigitRange>& partition() const { return partition_; }
+    /// Canonical scale of level l: Delta at the top, then scale_{l-1} = scale_l^2 / q_l, so that a
+    /// product of two ciphertexts on canonical scales lands on the canonical scale after rescaling.
+    double scale_at(std::size_t level) const { return scales_.at(level); }
+
+    // Keys.
+    std::shared_ptr<SecretKey> gen_secret_key() const;
+    std::shared_ptr<PublicKey> gen_public_key(const SecretKey& sk) const;
+    /// Switching key from s' (over QP, evaluation form) to s. seeded: the a_j come from stored seeds.
+    SwitchingKey gen_switching_key(const SecretKey& sk, const Poly& s_prime, bool seeded = true) const;
+    std::shared_ptr<SwitchingKey> gen_relin_key(const SecretKey& sk, bool seeded = true) const;
+    /// Galois keys for the given rotations (slot shifts, any sign) and optionally conjugation.
+    std::shared_ptr<GaloisKeys> gen_galois_keys(const SecretKey& sk, const std::vector<long>& rotations, bool conjugation, bool seeded = true) const;
+    KeySet keygen(const std::vector<long>& rotations = {}, bool conjugation = false, bool seeded = true) const;
+    /// Galois element of a left rotation by r slots: 5^r mod 2N (r may be negative).
+    std::uint64_t galois_element(long r) const;
+    std::uint64_t conjugation_element() const { return 2 * params_.n() - 1; }
+
+    // Encoding.
+    Plaintext encode(std::span<const cplx> z, double scale, std::size_t level) const;
+    Plaintext encode(std::span<const cplx> z) const { return encode(z, scale_at(max_level()), max_level()); }
+    std::vector<cplx> decode(const Plaintext& pt) const;
+
+    // Encryption and decryption.
+    Ciphertext encrypt(const Plaintext& pt, const PublicKey& pk) const;
+    Ciphertext encrypt(const Plaintext& pt, const SecretKey& sk) const;
+    Plaintext decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const;
+    std::vector<cplx> decrypt(const Ciphertext& ct, const SecretKey& sk) const { return decode(decrypt_to_plaintext(ct, sk)); }
+
+    /// Signed small polynomial (coefficients given) over q_limbs (+P) in evaluation form.
+    Poly small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret = false) const;
+
+private:
+    CkksParams params_;
+    std::shared_ptr<const RingContext> ring_;
+    Encoder encoder_;
+    std::vector<double> scales_;
+    std::vector<DigitRange> partition_;
+};
+
+}  // namespace ember

@@ -1,0 +1,126 @@
+#include "ckks/encoder.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ember {
+
+namespace {
+void bit_reverse(std::vector<cplx>& v) {
+    const std::size_t n = v.size();
+    for (std::size_t i = 1, j = 0; i < n; ++i) {
+        std::size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) std::swap(v[i], v[j]);
+    }
+}
+bool pow2(std::size_t x) { return x && !(x & (x - 1)); }
+}  // namespace
+
+Encoder::Encoder(std::size_t n) : n_(n) {
+    if (!pow2(n) || n < 4) throw std::invalid_argument("Encoder: N must be a power of two >= 4");
+    const std::size_t m = 2 * n;
+    ksi_.resize(m + 1);
+    for (std::size_t k = 0; k <= m; ++k) {
+        const double a = 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(m);
+        ksi_[k] = cplx(std::cos(a), std::sin(a));
+    }
+    rot_group_.resize(n / 2);
+    std::size_t g = 1;
+    for (std::size_t j = 0; j < n / 2; ++j) { rot_group_[j] = g; g = g * 5 % m; }
+}
+
+void Encoder::fft_special(std::vector<cplx>& vals) const {
+    const std::size_t size = vals.size(), m = 2 * n_;
+    bit_reverse(vals);
+    for (std::size_t len = 2; len <= size; len <<= 1) {
+        const std::size_t lenh = len >> 1, lenq = len << 2, gap = m / lenq;
+        for (std::size_t i = 0; i < size; i += len) {
+            for (std::size_t j = 0; j < lenh; ++j) {
+                const std::size_t idx = (rot_group_[j] % lenq) * gap;
+                cplx u = vals[i + j];
+                cplx v = vals[i + j + lenh] * ksi_[idx];
+                vals[i + j] = u + v;
+                vals[i + j + lenh] = u - v;
+            }
+        }
+    }
+}
+
+void Encoder::fft_special_inv(std::vector<cplx>& vals) const {
+    const std::size_t size = vals.size(), m = 2 * n_;
+    for (std::size_t len = size; len >= 2; len >>= 1) {
+        const std::size_t lenh = len >> 1, lenq = len << 2, gap = m / lenq;
+        for (std::size_t i = 0; i < size; i += len) {
+            for (std::size_t j = 0; j < lenh; ++j) {
+                const std::size_t idx = (lenq - (rot_group_[j] % lenq)) * gap;
+                cplx u = vals[i + j] + vals[i + j + lenh];
+                cplx v = (vals[i + j] - vals[i + j + lenh]) * ksi_[idx];
+                vals[i + j] = u;
+                vals[i + j + lenh] = v;
+            }
+        }
+    }
+    bit_reverse(vals);
+    const double inv = 1.0 / static_cast<double>(size);
+    for (auto& v : vals) v *= inv;
+}
+
+u64 Encoder::residue_of(double x, const Modulus& q) {
+    if (std::fabs(x) < 9.2e18) return q.from_signed(static_cast<std::int64_t>(x));
+    if (!std::isfinite(x)) throw std::invalid_argument("encode: value is not finite");
+    int exp = 0;
+    double mant = std::frexp(std::fabs(x), &exp);  // |x| = mant * 2^exp, mant in [0.5, 1)
+    const std::int64_t mi = static_cast<std::int64_t>(std::ldexp(mant, 53));
+    u64 r = q.mul(q.from_signed(mi), q.pow(2, static_cast<u64>(exp - 53)));
+    return x < 0 ? q.neg(r) : r;
+}
+
+Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<const cplx> z, double scale, std::size_t q_limbs) const {
+    const std::size_t slots = z.size();
+    if (!pow2(slots) || slots > n_ / 2)
+        throw std::invalid_argument("encode: the slot count must be a power of two in [1, N/2 = " + std::to_string(n_ / 2) + "], got " + std::to_string(slots));
+    if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("encode: scale must be positive and finite");
+    std::vector<cplx> w(z.begin(), z.end());
+    for (const auto& v : w)
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw std::invalid_argument("encode: input contains NaN or infinity");
+    fft_special_inv(w);
+    const std::size_t gap = n_ / (2 * slots);
+    Poly p(ring, q_limbs, Basis::Q, Form::Coeff);
+    // bound check: the message must stay below q_0 * ... (here: below 2^(bits of Q) / 2)
+    for (std::size_t k = 0; k < slots; ++k) {
+        const double re = std::round(w[k].real() * scale), im = std::round(w[k].imag() * scale);
+        if (std::fabs(re) >= 0x1.0p1000 || std::fabs(im) >= 0x1.0p1000) throw std::invalid_argument("encode: value * scale is too large");
+        for (std::size_t i = 0; i < q_limbs; ++i) {
+            const Modulus& q = p.table(i).mod;
+            p.limb(i)[k * gap] = residue_of(re, q);
+            p.limb(i)[(k + slots) * gap] = residue_of(im, q);
+        }
+    }
+    poly_to_eval(p);
+    return p;
+}
+
+std::vector<cplx> Encoder::decode(const Poly& p_in, double scale, std::size_t slots) const {
+    if (!pow2(slots) || slots > n_ / 2) throw std::invalid_argument("decode: bad slot count " + std::to_string(slots));
+    if (p_in.basis() != Basis::Q) throw std::invalid_argument("decode: polynomial must be over Q");
+    Poly p(p_in);
+    poly_to_coeff(p);
+    std::vector<Modulus> basis;
+    for (std::size_t i = 0; i < p.q_limbs(); ++i) basis.push_back(p.table(i).mod);
+    CrtReconstructor crt(basis);
+    const std::size_t gap = n_ / (2 * slots), L = p.q_limbs();
+    std::vector<cplx> w(slots);
+    std::vector<u64> res(L);
+    auto coeff = [&](std::size_t idx) {
+        for (std::size_t i = 0; i < L; ++i) res[i] = p.limb(i)[idx];
+        return crt.to_double_centered(res.data());
+    };
+    for (std::size_t k = 0; k < slots; ++k) w[k] = cplx(coeff(k * gap) / scale, coeff((k + slots) * gap) / scale);
+    fft_special(w);
+    return w;
+}
+
+}  // namespace ember

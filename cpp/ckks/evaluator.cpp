@@ -1,0 +1,331 @@
+#include "ckks/evaluator.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace ember {
+
+namespace {
+
+[[noreturn]] void fail(const char* op, const std::string& why) { throw std::invalid_argument(std::string("cannot ") + op + ": " + why); }
+
+void check_ct(const char* op, const Ciphertext& a) {
+    if (a.c0.empty() || a.c1.empty()) fail(op, "empty ciphertext");
+}
+
+bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+std::string scale_str(double s) {
+    std::ostringstream os;
+    os.precision(6);
+    os << "2^" << std::log2(s);
+    return os.str();
+}
+
+// Residues of a rounded double (possibly above 2^63) for every Q limb of p.
+std::vector<u64> residues_of_double(const Poly& p, double x) {
+    std::vector<u64> r(p.limbs());
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = Encoder::residue_of(x, p.table(i).mod);
+    return r;
+}
+
+}  // namespace
+
+void Evaluator::align(Ciphertext& a, Ciphertext& b) const {
+    if (a.slots != b.slots) throw std::invalid_argument("operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
+    if (a.level() > b.level()) a = adjust_to(a, b.level(), b.scale);
+    else if (b.level() > a.level()) b = adjust_to(b, a.level(), a.scale);
+    if (!scales_match(a.scale, b.scale)) {
+        // Within 2^-40 the difference is below the noise: adopt one scale. Otherwise refuse.
+        if (std::fabs(a.scale / b.scale - 1) < 0x1.0p-40) b.scale = a.scale;
+        else throw std::invalid_argument("operands have different scales (" + scale_str(a.scale) + " vs " + scale_str(b.scale) + ") at level " + std::to_string(a.level()));
+    }
+}
+
+Ciphertext Evaluator::add(const Ciphertext& a0, const Ciphertext& b0) const {
+    check_ct("add", a0); check_ct("add", b0);
+    Ciphertext a = a0, b = b0;
+    align(a, b);
+    poly_add(a.c0, a.c0, b.c0);
+    poly_add(a.c1, a.c1, b.c1);
+    return a;
+}
+
+Ciphertext Evaluator::sub(const Ciphertext& a0, const Ciphertext& b0) const {
+    check_ct("sub", a0); check_ct("sub", b0);
+    Ciphertext a = a0, b = b0;
+    align(a, b);
+    poly_sub(a.c0, a.c0, b.c0);
+    poly_sub(a.c1, a.c1, b.c1);
+    return a;
+}
+
+Ciphertext Evaluator::negate(const Ciphertext& a0) const {
+    check_ct("negate", a0);
+    Ciphertext a = a0;
+    poly_neg(a.c0, a.c0);
+    poly_neg(a.c1, a.c1);
+    return a;
+}
+
+Ciphertext Evaluator::add_plain(const Ciphertext& a0, const Plaintext& p) const {
+    check_ct("add_plain", a0);
+    if (p.level() != a0.level()) fail("add_plain", "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a0.level()));
+    if (!scales_match(p.scale, a0.scale)) fail("add_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
+    Ciphertext a = a0;
+    poly_add(a.c0, a.c0, p.m);
+    return a;
+}
+
+Ciphertext Evaluator::sub_plain(const Ciphertext& a0, const Plaintext& p) const {
+    check_ct("sub_plain", a0);
+    if (p.level() != a0.level() || !scales_match(p.scale, a0.scale)) fail("sub_plain", "plaintext level or scale differs from the ciphertext's");
+    Ciphertext a = a0;
+    poly_sub(a.c0, a.c0, p.m);
+    return a;
+}
+
+Ciphertext Evaluator::add_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
+    if (v.size() != a.slots) fail("add", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
+    return add_plain(a, ctx_->encode(v, a.scale, a.level()));
+}
+
+Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
+    check_ct("add_const", a0);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("add_const", "constant is not finite");
+    Ciphertext a = a0;
+    if (c.imag() == 0) {
+        // A real constant is the constant polynomial round(c * scale): the same value at every evaluation point.
+        auto r = residues_of_double(a.c0, std::round(c.real() * a.scale));
+        a.c0.ring().backend().add_const(a.c0.refs(), a.c0.crefs(), r);
+        return a;
+    }
+    std::vector<cplx> v(a.slots, c);
+    return add_plain(a, ctx_->encode(v, a.scale, a.level()));
+}
+
+std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& key) const {
+    auto digits = mod_up_digits(c, ctx_->partition());
+    Poly u, v;
+    ksk_inner_product(digits, key, u, v);
+    return {divide_by_dropped(u, 0), divide_by_dropped(v, 0)};
+}
+
+Ciphertext Evaluator::relinearize(const Poly& d0, const Poly& d1, const Poly& d2, double scale, std::size_t slots, const SwitchingKey& rlk) const {
+    auto [u, v] = key_switch(d2, rlk);
+    Ciphertext out;
+    poly_add(out.c0, d0, u);
+    poly_add(out.c1, d1, v);
+    out.scale = scale;
+    out.slots = slots;
+    return out;
+}
+
+namespace {
+struct Tensor {
+    Poly d0, d1, d2;
+};
+Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
+    Tensor t;
+    poly_mul(t.d0, a.c0, b.c0);
+    poly_mul(t.d1, a.c0, b.c1);
+    poly_mul_add(t.d1, a.c1, b.c0);
+    poly_mul(t.d2, a.c1, b.c1);
+    return t;
+}
+}  // namespace
+
+Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk) const {
+    check_ct("mul", a0); check_ct("mul", b0);
+    Ciphertext a = a0, b = b0;
+    if (a.slots != b.slots) fail("mul", "operands pack different slot counts");
+    if (a.level() > b.level()) a = adjust_to(a, b.level(), ctx_->scale_at(b.level()));
+    else if (b.level() > a.level()) b = adjust_to(b, a.level(), ctx_->scale_at(a.level()));
+    Tensor t = tensor(a, b);
+    return relinearize(t.d0, t.d1, t.d2, a.scale * b.scale, a.slots, rlk);
+}
+
+Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk, bool merged) const {
+    check_ct("mul", a0); check_ct("mul", b0);
+    Ciphertext a = a0, b = b0;
+    if (a.slots != b.slots) fail("mul", "operands pack different slot counts");
+    if (a.level() > b.level()) a = adjust_to(a, b.level(), ctx_->scale_at(b.level()));
+    else if (b.level() > a.level()) b = adjust_to(b, a.level(), ctx_->scale_at(a.level()));
+    if (a.level() == 0) fail("mul", "no level left to rescale into (operands at level 0)");
+    if (!merged) return rescale(multiply_relin(a, b, rlk));
+    // MAD's ModDown merge: add P * (d0, d1) into the raised basis and divide once by P q_l.
+    Tensor t = tensor(a, b);
+    auto digits = mod_up_digits(t.d2, ctx_->partition());
+    Poly u, v;
+    ksk_inner_product(digits, rlk, u, v);
+    poly_add(u, u, p_mod_up(t.d0));
+    poly_add(v, v, p_mod_up(t.d1));
+    Ciphertext out;
+    out.c0 = divide_by_dropped(u, 1);
+    out.c1 = divide_by_dropped(v, 1);
+    out.scale = a.scale * b.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
+    out.slots = a.slots;
+    return out;
+}
+
+Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
+    check_ct("mul_plain", a0);
+    if (p.level() != a0.level()) fail("mul_plain", "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a0.level()));
+    Ciphertext a = a0;
+    poly_mul(a.c0, a.c0, p.m);
+    poly_mul(a.c1, a.c1, p.m);
+    a.scale *= p.scale;
+    return a;
+}
+
+Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
+    check_ct("mul", a);
+    if (v.size() != a.slots) fail("mul", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
+    const std::size_t l = a.level();
+    if (l == 0) fail("mul", "no level left to rescale into");
+    const double target = ctx_->scale_at(l - 1);
+    const double pscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
+    Ciphertext r = rescale(mul_plain(a, ctx_->encode(v, pscale, l)));
+    r.scale = target;  // exact up to the rounding of the encoded values
+    return r;
+}
+
+Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
+    check_ct("mul", a0);
+    Ciphertext a = a0;
+    poly_mul_const(a.c0, a.c0, residues_of(a.c0, k));
+    poly_mul_const(a.c1, a.c1, residues_of(a.c1, k));
+    return a;
+}
+
+Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {
+    check_ct("mul", a);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
+    if (c.imag() == 0 && std::nearbyint(c.real()) == c.real() && std::fabs(c.real()) < 0x1.0p62) return mul_int(a, static_cast<std::int64_t>(c.real()));
+    const std::size_t l = a.level();
+    if (l == 0) fail("mul", "no level left to rescale into");
+    const double target = ctx_->scale_at(l - 1);
+    const double cscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
+    if (c.imag() != 0) {
+        std::vector<cplx> v(a.slots, c);
+        return mul_vector(a, v);
+    }
+    Ciphertext r = a;
+    const double k = std::round(c.real() * cscale);
+    poly_mul_const(r.c0, r.c0, residues_of_double(r.c0, k));
+    poly_mul_const(r.c1, r.c1, residues_of_double(r.c1, k));
+    r.scale = a.scale * cscale;
+    r = rescale(r);
+    r.scale = target;
+    return r;
+}
+
+Ciphertext Evaluator::rescale(const Ciphertext& a) const {
+    check_ct("rescale", a);
+    if (a.level() == 0) fail("rescale", "ciphertext is at level 0");
+    Ciphertext r;
+    r.c0 = divide_by_dropped(a.c0, 1);
+    r.c1 = divide_by_dropped(a.c1, 1);
+    r.scale = a.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
+    r.slots = a.slots;
+    return r;
+}
+
+Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) const {
+    check_ct("drop_level", a);
+    if (level > a.level()) fail("drop_level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
+    Ciphertext r = a;
+    r.c0.drop_to(level + 1);
+    r.c1.drop_to(level + 1);
+    return r;
+}
+
+Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double scale) const {
+    check_ct("adjust level", a);
+    if (level > a.level()) fail("adjust level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
+    if (level == a.level()) {
+        if (!scales_match(a.scale, scale)) fail("adjust level", "same level but scale " + scale_str(a.scale) + " differs from " + scale_str(scale));
+        return a;
+    }
+    Ciphertext r = drop_to_level(a, level + 1);
+    const double k = std::round(scale * static_cast<double>(ctx_->params().q_primes[level + 1]) / r.scale);
+    if (k < 1) fail("adjust level", "ciphertext scale " + scale_str(r.scale) + " is too large for target " + scale_str(scale));
+    poly_mul_const(r.c0, r.c0, residues_of_double(r.c0, k));
+    poly_mul_const(r.c1, r.c1, residues_of_double(r.c1, k));
+    r.scale *= k;
+    r = rescale(r);
+    if (std::fabs(r.scale / scale - 1) < 0x1.0p-40) r.scale = scale;
+    return r;
+}
+
+const SwitchingKey& Evaluator::galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const {
+    const SwitchingKey* key = gk.find(k);
+    if (!key) {
+        if (k == ctx_->conjugation_element()) fail(op, "no conjugation key; generate keys with conjugation=True");
+        fail(op, "no rotation key for " + std::to_string(steps) + " slots; generate keys with rotations=[" + std::to_string(steps) + ", ...]");
+    }
+    return *key;
+}
+
+Ciphertext Evaluator::automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const {
+    check_ct("rotate", a);
+    Poly c1k;
+    poly_automorph(c1k, a.c1, k);
+    auto [u, v] = key_switch(c1k, key);
+    Ciphertext r;
+    poly_automorph(r.c0, a.c0, k);
+    poly_add(r.c0, r.c0, u);
+    r.c1 = std::move(v);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    return r;
+}
+
+Ciphertext Evaluator::rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const {
+    check_ct("rotate", a);
+    const long n = static_cast<long>(a.slots);
+    if (((steps % n) + n) % n == 0) return a;
+    const std::uint64_t k = ctx_->galois_element(steps);
+    return automorphism(a, k, galois_key(gk, k, "rotate", steps));
+}
+
+Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const {
+    const std::uint64_t k = ctx_->conjugation_element();
+    return automorphism(a, k, galois_key(gk, k, "conjugate", 0));
+}
+
+std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const {
+    check_ct("rotate_many", a);
+    const long n = static_cast<long>(a.slots);
+    // Keys first, so a missing one fails before any work.
+    std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (((steps[i] % n) + n) % n == 0) continue;
+        keys[i] = &galois_key(gk, ctx_->galois_element(steps[i]), "rotate_many", steps[i]);
+    }
+    // One Decomp + ModUp of c1 for all rotations (Halevi-Shoup hoisting): the automorphism commutes
+    // with ModUp up to a multiple of the digit modulus, which the key switch absorbs as noise.
+    auto digits = mod_up_digits(a.c1, ctx_->partition());
+    std::vector<Ciphertext> out;
+    out.reserve(steps.size());
+    std::vector<Poly> rotated(digits.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (!keys[i]) { out.push_back(a); continue; }
+        const std::uint64_t k = ctx_->galois_element(steps[i]);
+        for (std::size_t j = 0; j < digits.size(); ++j) poly_automorph(rotated[j], digits[j], k);
+        Poly u, v;
+        ksk_inner_product(rotated, *keys[i], u, v);
+        Ciphertext r;
+        poly_automorph(r.c0, a.c0, k);
+        poly_add(r.c0, r.c0, divide_by_dropped(u, 0));
+        r.c1 = divide_by_dropped(v, 0);
+        r.scale = a.scale;
+        r.slots = a.slots;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,44 @@
+// Secret, public, relinearization and Galois keys (key generation lives in ckks/keygen.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "math/sampling.hpp"
+#include "ring/key_switch.hpp"
+#include "ring/poly.hpp"
+
+namespace ember {
+
+/// s over the full basis Q U P in evaluation form. Its memory is wiped when freed.
+struct SecretKey {
+    Poly s;
+};
+
+/// (b, a) = (-a s + e, a) over QP, evaluation form.
+struct PublicKey {
+    Poly b, a;
+};
+
+/// Key switching keys for X -> X^k, indexed by the Galois element k.
+struct GaloisKeys {
+    std::map<std::uint64_t, SwitchingKey> keys;
+    const SwitchingKey* find(std::uint64_t k) const {
+        auto it = keys.find(k);
+        return it == keys.end() ? nullptr : &it->second;
+    }
+};
+
+struct KeySet {
+    std::shared_ptr<SecretKey> secret;
+    std::shared_ptr<PublicKey> pub;
+    std::shared_ptr<SwitchingKey> relin;      // s^2 -> s
+    std::shared_ptr<GaloisKeys> galois;       // s(X^k) -> s
+};
+
+/// Uniform a over the given limbs of the ring, expanded from a seed (domain = prime index), so a
+/// seeded key can store 32 bytes instead of the polynomial.
+Poly expand_uniform(const std::shared_ptr<const RingContext>& ring, const Seed& seed, std::size_t q_limbs, Basis basis);
+
+}  // namespace ember

@@ -1,0 +1,50 @@
+// Hybrid key-switching building blocks (MAD paper 001, Algos 1-3; Han-Ki 2020):
+//   Decomp      split x in R_Q into beta <= dnum digits, each the residues over a group of alpha primes;
+//   ModUp       extend each digit to the basis Q_l U P by fast base conversion (NewLimb, Eq. 1);
+//   KSKInnerProd  (u, v) = sum_j digit_j * (b_j, a_j) over Q_l U P;
+//   ModDown     (u, v) / P back to Q_l (Algo 2), optionally merged with a Rescale (dividing by P q_l).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ring/poly.hpp"
+
+namespace ember {
+
+/// Digit j covers Q prime indices [first, last). Digits are cut from the top of the chain so that q_0,
+/// usually the largest prime, lands in the smallest digit; this keeps every digit's product below P.
+using DigitRange = std::pair<std::size_t, std::size_t>;
+std::vector<DigitRange> digit_partition(std::size_t q_count, std::size_t dnum);
+
+/// A switching key from s' to s: for every digit j, (b_j, a_j) with b_j = -a_j s + e_j + P * g_j * s'
+/// over the full basis Q U P in evaluation form, where g_j = 1 mod the primes of digit j and 0 mod the
+/// others. When seeded, a_j is the expansion of seeds[j] (MAD's key compression) and may be dropped
+/// from memory and re-expanded.
+struct SwitchingKey {
+    std::vector<Poly> b;
+    std::vector<Poly> a;
+    std::vector<std::array<std::uint8_t, 32>> seeds;  // empty when not seeded
+    bool seeded() const { return !seeds.empty(); }
+    std::size_t digits() const { return b.size(); }
+};
+
+/// Decomp + ModUp of c (basis Q, evaluation form): one polynomial per non-empty digit, basis Q_l U P,
+/// evaluation form.
+std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition);
+
+/// KSKInnerProd: u = sum_j digits[j] * key.b[j], v = sum_j digits[j] * key.a[j] over Q_l U P.
+void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v);
+
+/// Divides x (any form) by the product of its P primes (when basis QP) and of its top `drop_q` Q primes,
+/// rounding, and returns the result over the remaining Q primes in x's form. ModDown is
+/// divide_by_dropped(x, 0); ModDown merged with Rescale is divide_by_dropped(x, 1); Rescale of a
+/// basis-Q polynomial is divide_by_dropped(x, 1) too.
+Poly divide_by_dropped(const Poly& x, std::size_t drop_q);
+
+/// P * x over Q_l U P for x over Q_l (MAD Algo 5, PModUp): multiply by P mod q_i, zero on the P limbs.
+Poly p_mod_up(const Poly& x);
+
+}  // namespace ember

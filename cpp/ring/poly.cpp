@@ -1,0 +1,176 @@
+#include "ring/poly.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace ember {
+
+Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
+    : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
+    if (!ring_) throw std::invalid_argument("Poly: no ring");
+    if (q_limbs == 0 || q_limbs > ring_->q_count())
+        throw std::invalid_argument("Poly: q_limbs must be in [1, " + std::to_string(ring_->q_count()) + "], got " + std::to_string(q_limbs));
+    capacity_ = limbs() * ring_->n();
+    data_ = ring_->backend().allocate(capacity_);
+}
+
+void Poly::release() {
+    if (data_) ring_->backend().release(data_, capacity_, secret_);
+    data_ = nullptr;
+    capacity_ = 0;
+}
+
+Poly::~Poly() { release(); }
+
+Poly::Poly(const Poly& o) : ring_(o.ring_), q_limbs_(o.q_limbs_), basis_(o.basis_), form_(o.form_), secret_(o.secret_) {
+    if (!ring_) return;
+    capacity_ = limbs() * ring_->n();
+    data_ = ring_->backend().allocate(capacity_);
+    std::memcpy(data_, o.data_, capacity_ * sizeof(u64));
+}
+
+Poly& Poly::operator=(const Poly& o) {
+    if (this == &o) return *this;
+    Poly tmp(o);
+    *this = std::move(tmp);
+    return *this;
+}
+
+Poly::Poly(Poly&& o) noexcept
+    : ring_(std::move(o.ring_)), q_limbs_(o.q_limbs_), capacity_(o.capacity_), basis_(o.basis_), form_(o.form_), secret_(o.secret_), data_(o.data_) {
+    o.data_ = nullptr;
+    o.capacity_ = 0;
+    o.q_limbs_ = 0;
+}
+
+Poly& Poly::operator=(Poly&& o) noexcept {
+    if (this == &o) return *this;
+    release();
+    ring_ = std::move(o.ring_);
+    q_limbs_ = o.q_limbs_;
+    capacity_ = o.capacity_;
+    basis_ = o.basis_;
+    form_ = o.form_;
+    secret_ = o.secret_;
+    data_ = o.data_;
+    o.data_ = nullptr;
+    o.capacity_ = 0;
+    o.q_limbs_ = 0;
+    return *this;
+}
+
+std::vector<LimbRef> Poly::refs(std::size_t first, std::size_t count) {
+    count = std::min(count, limbs() - first);
+    std::vector<LimbRef> r;
+    r.reserve(count);
+    for (std::size_t i = first; i < first + count; ++i) r.push_back({limb(i), &table(i)});
+    return r;
+}
+
+std::vector<const u64*> Poly::crefs(std::size_t first, std::size_t count) const {
+    count = std::min(count, limbs() - first);
+    std::vector<const u64*> r;
+    r.reserve(count);
+    for (std::size_t i = first; i < first + count; ++i) r.push_back(limb(i));
+    return r;
+}
+
+void Poly::drop_to(std::size_t q_limbs) {
+    if (basis_ != Basis::Q) throw std::invalid_argument("Poly::drop_to: only for basis Q");
+    if (q_limbs == 0 || q_limbs > q_limbs_)
+        throw std::invalid_argument("Poly::drop_to: target " + std::to_string(q_limbs) + " limbs, have " + std::to_string(q_limbs_));
+    q_limbs_ = q_limbs;
+}
+
+std::string Poly::describe() const {
+    if (!ring_) return "empty poly";
+    return std::to_string(q_limbs_) + " Q limbs" + (basis_ == Basis::QP ? " + " + std::to_string(p_limbs()) + " P limbs" : "") +
+           (form_ == Form::Eval ? ", evaluation form" : ", coefficient form");
+}
+
+namespace {
+void check_pair(const char* op, const Poly& a, const Poly& b) {
+    if (a.empty() || b.empty()) throw std::invalid_argument(std::string(op) + ": empty operand");
+    if (!a.same_shape(b))
+        throw std::invalid_argument(std::string(op) + ": operands differ (" + a.describe() + " vs " + b.describe() + ")");
+    if (a.form() != b.form())
+        throw std::invalid_argument(std::string(op) + ": operands in different forms (" + a.describe() + " vs " + b.describe() + ")");
+}
+void shape_like(Poly& out, const Poly& a) {
+    if (&out == &a) return;
+    if (out.empty() || !out.same_shape(a)) out = Poly(a.ring_ptr(), a.q_limbs(), a.basis(), a.form());
+    out.set_form(a.form());
+}
+void need_eval(const char* op, const Poly& a) {
+    if (a.form() != Form::Eval) throw std::invalid_argument(std::string(op) + ": operand must be in evaluation form (" + a.describe() + ")");
+}
+}  // namespace
+
+void poly_add(Poly& out, const Poly& a, const Poly& b) {
+    check_pair("add", a, b);
+    shape_like(out, a);
+    out.ring().backend().add(out.refs(), a.crefs(), b.crefs());
+}
+void poly_sub(Poly& out, const Poly& a, const Poly& b) {
+    check_pair("sub", a, b);
+    shape_like(out, a);
+    out.ring().backend().sub(out.refs(), a.crefs(), b.crefs());
+}
+void poly_neg(Poly& out, const Poly& a) {
+    shape_like(out, a);
+    out.ring().backend().neg(out.refs(), a.crefs());
+}
+void poly_mul(Poly& out, const Poly& a, const Poly& b) {
+    check_pair("mul", a, b);
+    need_eval("mul", a);
+    shape_like(out, a);
+    out.ring().backend().mul(out.refs(), a.crefs(), b.crefs());
+}
+void poly_mul_add(Poly& acc, const Poly& a, const Poly& b) {
+    check_pair("mul_add", a, b);
+    check_pair("mul_add", acc, a);
+    need_eval("mul_add", a);
+    acc.ring().backend().mul_add(acc.refs(), a.crefs(), b.crefs());
+}
+void poly_mul_const(Poly& out, const Poly& a, const std::vector<u64>& c_res) {
+    if (c_res.size() != a.limbs()) throw std::invalid_argument("mul_const: need one residue per limb");
+    shape_like(out, a);
+    std::vector<MulConst> c;
+    c.reserve(c_res.size());
+    for (std::size_t i = 0; i < c_res.size(); ++i) c.emplace_back(c_res[i], a.table(i).mod);
+    out.ring().backend().mul_const(out.refs(), a.crefs(), c, false);
+}
+void poly_to_eval(Poly& a) {
+    if (a.form() == Form::Eval) return;
+    a.ring().backend().ntt_forward(a.refs());
+    a.set_form(Form::Eval);
+}
+void poly_to_coeff(Poly& a) {
+    if (a.form() == Form::Coeff) return;
+    a.ring().backend().ntt_inverse(a.refs());
+    a.set_form(Form::Coeff);
+}
+void poly_automorph(Poly& out, const Poly& a, std::uint64_t k) {
+    need_eval("automorph", a);
+    if (&out == &a) throw std::invalid_argument("automorph: output must not alias the input");
+    shape_like(out, a);
+    out.ring().backend().permute(out.refs(), a.crefs(), a.ring().automorphism_perm(k).data());
+}
+Poly restrict_to(const Poly& p, std::size_t q_limbs) {
+    if (q_limbs == 0 || q_limbs > p.q_limbs())
+        throw std::invalid_argument("restrict: " + std::to_string(q_limbs) + " Q limbs asked of " + p.describe());
+    Poly out(p.ring_ptr(), q_limbs, p.basis(), p.form(), p.secret());
+    std::vector<const u64*> src = p.crefs(0, q_limbs);
+    for (std::size_t j = 0; j < p.p_limbs(); ++j) src.push_back(p.limb(p.q_limbs() + j));
+    p.ring().backend().copy(out.refs(), src);
+    return out;
+}
+
+std::vector<u64> residues_of(const Poly& p, std::int64_t v) {
+    std::vector<u64> r(p.limbs());
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = p.table(i).mod.from_signed(v);
+    return r;
+}
+
+}  // namespace ember
