@@ -1,0 +1,236 @@
+// The one nanobind module: conversion (numpy <-> std::complex vectors) and error mapping only; the
+// user-facing API (operators, numpy coercion, defaults) is in python/ember/.
+// Long operations release the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <mutex>
+
+#include "ckks/evaluator.hpp"
+#include "math/cpu_features.hpp"
+#include "math/ntt.hpp"
+#include "math/primes.hpp"
+#include "trace/trace.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace ember;
+
+namespace {
+
+using CArray = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::numpy, std::complex<double>, nb::ndim<1>>;
+
+std::vector<cplx> to_vec(const CArray& a) { return std::vector<cplx>(a.data(), a.data() + a.shape(0)); }
+
+OutArray to_numpy(std::vector<cplx>&& v) {
+    auto* heap = new std::vector<cplx>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<cplx>*>(p); });
+    return OutArray(heap->data(), {heap->size()}, owner);
+}
+
+/// A context with its evaluator and the evaluation keys registered on it.
+struct ContextCore {
+    std::shared_ptr<Context> ctx;
+    Evaluator ev;
+    mutable std::mutex mu;
+    std::shared_ptr<SwitchingKey> relin;
+    std::shared_ptr<GaloisKeys> galois;
+
+    ContextCore(CkksParams p, int threads) : ctx(std::make_shared<Context>(std::move(p), threads)), ev(ctx) {}
+
+    const SwitchingKey& rlk() const {
+        std::lock_guard<std::mutex> l(mu);
+        if (!relin) throw std::invalid_argument("cannot multiply: no relinearization key; call keygen() or set_eval_keys()");
+        return *relin;
+    }
+    std::shared_ptr<GaloisKeys> gk() const {
+        std::lock_guard<std::mutex> l(mu);
+        if (!galois) throw std::invalid_argument("cannot rotate: no Galois keys; call keygen(rotations=[...])");
+        return galois;
+    }
+};
+
+using Core = std::shared_ptr<ContextCore>;
+
+}  // namespace
+
+NB_MODULE(_ember, m) {
+    m.doc() = "Ember core (C++): full-RNS CKKS";
+
+    nb::enum_<SecretDist>(m, "SecretDist").value("ternary", SecretDist::Ternary).value("hamming", SecretDist::HammingWeight);
+
+    nb::class_<CkksParams>(m, "ParamsCore")
+        .def(nb::init<>())
+        .def_rw("log_n", &CkksParams::log_n)
+        .def_rw("levels", &CkksParams::levels)
+        .def_rw("log_scale", &CkksParams::log_scale)
+        .def_rw("first_mod_bits", &CkksParams::first_mod_bits)
+        .def_rw("dnum", &CkksParams::dnum)
+        .def_rw("special_mod_bits", &CkksParams::special_mod_bits)
+        .def_rw("secret", &CkksParams::secret)
+        .def_rw("hamming_weight", &CkksParams::hamming_weight)
+        .def_rw("sigma", &CkksParams::sigma)
+        .def_rw("insecure", &CkksParams::insecure)
+        .def_ro("q_primes", &CkksParams::q_primes)
+        .def_ro("p_primes", &CkksParams::p_primes)
+        .def("finalize", &CkksParams::finalize)
+        .def_prop_ro("log_q", &CkksParams::log_q)
+        .def_prop_ro("log_qp", &CkksParams::log_qp)
+        .def_prop_ro("n", &CkksParams::n)
+        .def_prop_ro("slots", &CkksParams::slots)
+        .def_prop_ro("alpha", &CkksParams::alpha)
+        .def("hash", [](const CkksParams& p) { auto h = p.hash(); return nb::bytes(reinterpret_cast<const char*>(h.data()), h.size()); })
+        .def("__repr__", &CkksParams::describe);
+    m.def("max_log_qp_128", &max_log_qp_128, "log_n"_a);
+
+    nb::class_<Plaintext>(m, "PlaintextCore")
+        .def_prop_ro("level", &Plaintext::level)
+        .def_ro("scale", &Plaintext::scale)
+        .def_ro("slots", &Plaintext::slots);
+    nb::class_<Ciphertext>(m, "CiphertextCore")
+        .def_prop_ro("level", &Ciphertext::level)
+        .def_rw("scale", &Ciphertext::scale)
+        .def_ro("slots", &Ciphertext::slots);
+    nb::class_<SecretKey>(m, "SecretKey").def("__repr__", [](const SecretKey&) { return "<ember.SecretKey (hidden)>"; });
+    nb::class_<PublicKey>(m, "PublicKey");
+    nb::class_<SwitchingKey>(m, "SwitchingKey")
+        .def_prop_ro("digits", &SwitchingKey::digits)
+        .def_prop_ro("seeded", &SwitchingKey::seeded);
+    nb::class_<GaloisKeys>(m, "GaloisKeys")
+        .def_prop_ro("elements", [](const GaloisKeys& g) {
+            std::vector<std::uint64_t> v;
+            for (auto& [k, _] : g.keys) v.push_back(k);
+            return v;
+        });
+
+    using RG = nb::call_guard<nb::gil_scoped_release>;
+    nb::class_<ContextCore>(m, "ContextCore")
+        .def(nb::new_([](CkksParams p, int threads) { return std::make_shared<ContextCore>(std::move(p), threads); }), "params"_a, "threads"_a = 1)
+        .def_prop_ro("params", [](const ContextCore& c) { return c.ctx->params(); })
+        .def_prop_ro("slots", [](const ContextCore& c) { return c.ctx->slots(); })
+        .def_prop_ro("max_level", [](const ContextCore& c) { return c.ctx->max_level(); })
+        .def_prop_ro("threads", [](const ContextCore& c) { return c.ctx->threads(); })
+        .def("scale_at", [](const ContextCore& c, std::size_t l) { return c.ctx->scale_at(l); })
+        .def("galois_element", [](const ContextCore& c, long r) { return c.ctx->galois_element(r); })
+        .def("keygen",
+             [](ContextCore& c, std::vector<long> rotations, bool conjugation, bool seeded) {
+                 KeySet ks;
+                 {
+                     nb::gil_scoped_release r;
+                     ks = c.ctx->keygen(rotations, conjugation, seeded);
+                 }
+                 std::lock_guard<std::mutex> l(c.mu);
+                 c.relin = ks.relin;
+                 c.galois = ks.galois;
+                 return std::make_tuple(ks.secret, ks.pub, ks.relin, ks.galois);
+             },
+             "rotations"_a, "conjugation"_a, "seeded"_a)
+        .def("gen_galois_keys", [](ContextCore& c, const SecretKey& sk, std::vector<long> rot, bool conj, bool seeded) {
+            nb::gil_scoped_release r;
+            return c.ctx->gen_galois_keys(sk, rot, conj, seeded);
+        })
+        .def("set_eval_keys",
+             [](ContextCore& c, std::shared_ptr<SwitchingKey> relin, std::shared_ptr<GaloisKeys> galois) {
+                 std::lock_guard<std::mutex> l(c.mu);
+                 if (relin) c.relin = relin;
+                 if (galois) c.galois = galois;
+             },
+             "relin"_a.none(), "galois"_a.none())
+        .def("encode",
+             [](const ContextCore& c, CArray v, double scale, std::size_t level) {
+                 auto z = to_vec(v);
+                 nb::gil_scoped_release r;
+                 return c.ctx->encode(z, scale, level);
+             })
+        .def("decode", [](const ContextCore& c, const Plaintext& pt) {
+            std::vector<cplx> z;
+            {
+                nb::gil_scoped_release r;
+                z = c.ctx->decode(pt);
+            }
+            return to_numpy(std::move(z));
+        })
+        .def("encrypt_pk", [](const ContextCore& c, const Plaintext& pt, const PublicKey& pk) { return c.ctx->encrypt(pt, pk); }, RG())
+        .def("encrypt_sk", [](const ContextCore& c, const Plaintext& pt, const SecretKey& sk) { return c.ctx->encrypt(pt, sk); }, RG())
+        .def("decrypt", [](const ContextCore& c, const Ciphertext& ct, const SecretKey& sk) {
+            std::vector<cplx> z;
+            {
+                nb::gil_scoped_release r;
+                z = c.ctx->decrypt(ct, sk);
+            }
+            return to_numpy(std::move(z));
+        })
+        .def("add", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.add(a, b); }, RG())
+        .def("sub", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.sub(a, b); }, RG())
+        .def("negate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.negate(a); }, RG())
+        .def("add_plain", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.add_plain(a, p); }, RG())
+        .def("mul_plain", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.mul_plain(a, p); }, RG())
+        .def("add_const", [](const ContextCore& c, const Ciphertext& a, cplx k) { return c.ev.add_const(a, k); }, RG())
+        .def("mul_const", [](const ContextCore& c, const Ciphertext& a, cplx k) { return c.ev.mul_const(a, k); }, RG())
+        .def("add_vector", [](const ContextCore& c, const Ciphertext& a, CArray v) {
+            auto z = to_vec(v);
+            nb::gil_scoped_release r;
+            return c.ev.add_vector(a, z);
+        })
+        .def("mul_vector", [](const ContextCore& c, const Ciphertext& a, CArray v) {
+            auto z = to_vec(v);
+            nb::gil_scoped_release r;
+            return c.ev.mul_vector(a, z);
+        })
+        .def("mul", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b, bool merged) { return c.ev.mul(a, b, c.rlk(), merged); },
+             "a"_a, "b"_a, "merged"_a = true, RG())
+        .def("multiply_relin", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.multiply_relin(a, b, c.rlk()); }, RG())
+        .def("rescale", [](const ContextCore& c, const Ciphertext& a) { return c.ev.rescale(a); }, RG())
+        .def("drop_to_level", [](const ContextCore& c, const Ciphertext& a, std::size_t l) { return c.ev.drop_to_level(a, l); }, RG())
+        .def("rotate", [](const ContextCore& c, const Ciphertext& a, long k) { return c.ev.rotate(a, k, *c.gk()); }, RG())
+        .def("conjugate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.conjugate(a, *c.gk()); }, RG())
+        .def("rotate_many", [](const ContextCore& c, const Ciphertext& a, std::vector<long> k) { return c.ev.rotate_many(a, k, *c.gk()); }, RG());
+
+    // Tracing.
+    m.def("trace_enable", &trace::enable);
+    m.def("trace_disable", &trace::disable);
+    m.def("trace_reset", &trace::reset);
+    m.def("trace_snapshot", [] {
+        nb::dict out;
+        for (auto& [k, c] : trace::snapshot()) {
+            nb::dict d;
+            d["calls"] = c.calls; d["mod_mul"] = c.mod_mul; d["mod_add"] = c.mod_add; d["ntt"] = c.ntt;
+            d["bytes_read"] = c.bytes_read; d["bytes_written"] = c.bytes_written; d["ns"] = c.ns;
+            out[k.c_str()] = d;
+        }
+        return out;
+    });
+
+    // Micro-benchmark of one limb transform, timed in C++ (ns per call), for `ember bench ntt`.
+    m.def("bench_ntt", [](int log_n, int bits, int runs, bool inverse) {
+        const std::size_t n = std::size_t(1) << log_n;
+        auto primes = ntt_primes_near(bits, 1, 2 * n, {}, bits != 50);
+        NttTables t(n, Modulus(primes[0]));
+        std::vector<u64> a(n);
+        for (std::size_t i = 0; i < n; ++i) a[i] = (i * 0x9E3779B97F4A7C15ull) % primes[0];
+        std::vector<double> ns;
+        nb::gil_scoped_release r;
+        for (int i = 0; i < runs + 3; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            if (inverse) ntt_inverse(a.data(), t); else ntt_forward(a.data(), t);
+            auto t1 = std::chrono::steady_clock::now();
+            if (i >= 3) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+        }
+        return std::make_pair(ns, std::string(ntt_path(t)));
+    });
+    m.def("cpu_features", [] {
+        const auto& f = cpu_features();
+        nb::dict d;
+        d["avx512f"] = f.avx512f; d["avx512ifma"] = f.avx512ifma;
+        return d;
+    });
+}

@@ -1,0 +1,18 @@
+"""Ember: fast full-RNS CKKS homomorphic encryption.
+
+    import numpy as np, ember
+    ctx = ember.Context(ember.CkksParams(log_n=16, levels=24, log_scale=50, dnum=3), threads=2)
+    keys = ctx.keygen(rotations=[1, -1, 16], conjugation=True)
+    x = np.random.uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(x, keys.public)
+    y = (ct * ct + 0.5 * ct).rotate(1)
+    print(np.abs(ctx.decrypt(y, keys.secret).real - np.roll(x * x + 0.5 * x, -1)).max())
+"""
+from ._ember import PublicKey, SecretKey, GaloisKeys, SwitchingKey, max_log_qp_128  # noqa: F401
+from .params import CkksParams  # noqa: F401
+from .context import Context, Ciphertext, Plaintext, KeySet  # noqa: F401
+from .tracing import trace  # noqa: F401
+
+__version__ = "0.1.0"
+__all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
+           "GaloisKeys", "SwitchingKey", "max_log_qp_128"]

@@ -1,0 +1,75 @@
+"""`ember bench OP`: timings of CKKS operations as JSON lines (one object per measurement)."""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+import numpy as np
+
+from . import _ember
+from .context import Context
+from .params import CkksParams
+
+OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many")
+
+
+def _precision(err: float) -> float:
+    return float(-np.log2(max(err, 2.0 ** -60)))
+
+
+def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int = 2, runs: int = 10,
+        log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
+        insecure: bool = False, progress=None) -> dict:
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
+    rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs)
+    if op in ("ntt", "intt"):
+        ns, path = _ember.bench_ntt(log_n, prime_bits, runs, op == "intt")
+        ms = [x / 1e6 for x in ns]
+        rec.update(threads=1, levels=0, dnum=0, prime_bits=prime_bits, path=path)
+        rec.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms), precision_bits=None)
+        rec["median_us"] = rec["median_ms"] * 1e3
+        return rec
+
+    params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
+                        insecure=insecure)
+    ctx = Context(params, threads=threads)
+    rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op == "rotate_many" else []
+    keys = ctx.keygen(rotations=rotations)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, ctx.slots)
+    y = rng.uniform(-1, 1, ctx.slots)
+    cx = ctx.encrypt(x, keys.public)
+    cy = ctx.encrypt(y, keys.public)
+    if op == "encrypt":
+        fn, check = (lambda: ctx.encrypt(x, keys.public)), (lambda r: r.decrypt(keys.secret).real - x)
+    elif op == "decrypt":
+        fn, check = (lambda: ctx.decrypt(cx, keys.secret)), (lambda r: r.real - x)
+    elif op == "add":
+        fn, check = (lambda: cx + cy), (lambda r: r.decrypt(keys.secret).real - (x + y))
+    elif op == "mul":
+        fn, check = (lambda: cx * cy), (lambda r: r.decrypt(keys.secret).real - x * y)
+    elif op == "rotate":
+        fn, check = (lambda: cx.rotate(1)), (lambda r: r.decrypt(keys.secret).real - np.roll(x, -1))
+    else:  # rotate_many
+        steps = list(range(1, hoisted + 1))
+        fn = lambda: cx.rotate_many(steps)  # noqa: E731
+        check = lambda r: np.concatenate([c.decrypt(keys.secret).real - np.roll(x, -s) for c, s in zip(r, steps)])  # noqa: E731
+        rec["rotations"] = hoisted
+    ms = _time(fn, runs)
+    err = float(np.abs(check(fn())).max())
+    rec.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms), precision_bits=round(_precision(err), 2),
+               log_qp=round(params.log_qp, 1), special_primes=len(params.p_primes))
+    return rec

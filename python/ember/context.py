@@ -1,0 +1,229 @@
+"""The user-facing CKKS API: Context, keys, Plaintext and Ciphertext with Python operators."""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import numpy as np
+
+from . import _ember
+from .params import CkksParams
+
+
+@dataclass
+class KeySet:
+    """Keys from Context.keygen(). The secret key never leaves the process unless you serialize it
+    explicitly; relin and galois are also registered on the context that made them."""
+    secret: _ember.SecretKey
+    public: _ember.PublicKey
+    relin: _ember.SwitchingKey
+    galois: _ember.GaloisKeys
+
+
+def _as_slots(values, slots_max: int) -> np.ndarray:
+    v = np.asarray(values)
+    if v.ndim == 0:
+        raise ValueError("expected a 1-D array of slot values, got a scalar")
+    if v.ndim != 1:
+        raise ValueError(f"expected a 1-D array of slot values, got shape {v.shape}")
+    n = v.shape[0]
+    if n == 0 or n & (n - 1) or n > slots_max:
+        raise ValueError(f"the number of values must be a power of two in [1, {slots_max}], got {n}")
+    if not np.issubdtype(v.dtype, np.number):
+        raise ValueError(f"slot values must be numeric, got dtype {v.dtype}")
+    return np.ascontiguousarray(v, dtype=np.complex128)
+
+
+class Plaintext:
+    """An encoded vector: a polynomial over Q_l with its scale."""
+
+    def __init__(self, ctx: "Context", core):
+        self._ctx, self._core = ctx, core
+
+    level = property(lambda self: self._core.level)
+    scale = property(lambda self: self._core.scale)
+    slots = property(lambda self: self._core.slots)
+
+    def decode(self) -> np.ndarray:
+        return self._ctx._core.decode(self._core)
+
+
+class Ciphertext:
+    """A CKKS ciphertext. Operators: +, -, * with ciphertexts, numbers and numpy vectors; unary -.
+
+    Multiplication relinearizes and rescales on its own; operands at different levels are brought to the
+    lower level exactly. Multiplying by an integer consumes no level.
+    """
+
+    __array_priority__ = 1000  # so that numpy_array * ct calls our __rmul__
+
+    def __init__(self, ctx: "Context", core):
+        self._ctx, self._core = ctx, core
+
+    level = property(lambda self: self._core.level, doc="levels left (rescales still possible)")
+    scale = property(lambda self: self._core.scale)
+    slots = property(lambda self: self._core.slots)
+    context = property(lambda self: self._ctx)
+
+    def __repr__(self) -> str:
+        return f"<ember.Ciphertext slots={self.slots} level={self.level} scale=2^{np.log2(self.scale):.3f}>"
+
+    def _wrap(self, core) -> "Ciphertext":
+        return Ciphertext(self._ctx, core)
+
+    def _check_other(self, other: "Ciphertext"):
+        if other._ctx is not self._ctx:
+            raise ValueError("ciphertexts belong to different contexts")
+
+    # arithmetic ---------------------------------------------------------------------------------
+    def __add__(self, other):
+        c = self._ctx._core
+        if isinstance(other, Ciphertext):
+            self._check_other(other)
+            return self._wrap(c.add(self._core, other._core))
+        if isinstance(other, Plaintext):
+            return self._wrap(c.add_plain(self._core, other._core))
+        if isinstance(other, numbers.Number):
+            return self._wrap(c.add_const(self._core, complex(other)))
+        return self._wrap(c.add_vector(self._core, self._ctx._vector(other, self.slots)))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return self._wrap(self._ctx._core.negate(self._core))
+
+    def __sub__(self, other):
+        if isinstance(other, Ciphertext):
+            self._check_other(other)
+            return self._wrap(self._ctx._core.sub(self._core, other._core))
+        if isinstance(other, numbers.Number):
+            return self + (-complex(other))
+        if isinstance(other, Plaintext):
+            raise TypeError("subtract a plaintext by adding its negation encoded by ctx.encode(-values)")
+        return self + (-self._ctx._vector(other, self.slots))
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        c = self._ctx._core
+        if isinstance(other, Ciphertext):
+            self._check_other(other)
+            return self._wrap(c.mul(self._core, other._core))
+        if isinstance(other, numbers.Number):
+            return self._wrap(c.mul_const(self._core, complex(other)))
+        if isinstance(other, Plaintext):
+            return self._wrap(c.mul_plain(self._core, other._core))
+        return self._wrap(c.mul_vector(self._core, self._ctx._vector(other, self.slots)))
+
+    __rmul__ = __mul__
+
+    def square(self) -> "Ciphertext":
+        return self * self
+
+    # levels, rotations --------------------------------------------------------------------------
+    def rescale(self) -> "Ciphertext":
+        return self._wrap(self._ctx._core.rescale(self._core))
+
+    def drop_to_level(self, level: int) -> "Ciphertext":
+        return self._wrap(self._ctx._core.drop_to_level(self._core, level))
+
+    def rotate(self, steps: int) -> "Ciphertext":
+        """Slots shifted left by `steps` (np.roll(x, -steps)); needs the Galois key of `steps`."""
+        return self._wrap(self._ctx._core.rotate(self._core, int(steps)))
+
+    def rotate_many(self, steps: Iterable[int]) -> list["Ciphertext"]:
+        """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
+        return [self._wrap(c) for c in self._ctx._core.rotate_many(self._core, [int(s) for s in steps])]
+
+    def conjugate(self) -> "Ciphertext":
+        return self._wrap(self._ctx._core.conjugate(self._core))
+
+    def decrypt(self, secret_key) -> np.ndarray:
+        return self._ctx.decrypt(self, secret_key)
+
+
+class Context:
+    """One CKKS parameter set with its precomputed tables, a thread pool and the evaluation keys.
+
+    Safe to use from several Python threads at once; long operations release the GIL.
+    """
+
+    def __init__(self, params: Optional[CkksParams] = None, threads: int = 1):
+        if params is None:
+            params = CkksParams()
+        if not isinstance(params, CkksParams):
+            raise TypeError("params must be an ember.CkksParams")
+        if not isinstance(threads, numbers.Integral) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        self.params = params
+        self._core = _ember.ContextCore(params._core, int(threads))
+
+    slots = property(lambda self: self._core.slots, doc="N/2, the largest slot count")
+    max_level = property(lambda self: self._core.max_level)
+    threads = property(lambda self: self._core.threads)
+
+    def scale_at(self, level: int) -> float:
+        return self._core.scale_at(level)
+
+    def __repr__(self) -> str:
+        return f"<ember.Context {self.params!r} threads={self.threads}>"
+
+    def _vector(self, values, slots: int) -> np.ndarray:
+        v = _as_slots(values, self.slots)
+        if v.shape[0] != slots:
+            raise ValueError(f"vector of {v.shape[0]} values for a ciphertext of {slots} slots")
+        return v
+
+    # keys ---------------------------------------------------------------------------------------
+    def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True) -> KeySet:
+        """Secret, public, relinearization and Galois keys (for the given slot rotations and, optionally,
+        conjugation). The evaluation keys are registered on this context. seeded=True keeps only a
+        32-byte seed for the uniform half of each switching key when serialized (MAD key compression)."""
+        sk, pk, rlk, gk = self._core.keygen([int(r) for r in rotations], bool(conjugation), bool(seeded))
+        return KeySet(sk, pk, rlk, gk)
+
+    def set_eval_keys(self, relin=None, galois=None):
+        self._core.set_eval_keys(relin, galois)
+
+    # encoding / encryption ----------------------------------------------------------------------
+    def encode(self, values, level: Optional[int] = None, scale: Optional[float] = None) -> Plaintext:
+        v = _as_slots(values, self.slots)
+        level = self.max_level if level is None else int(level)
+        if not 0 <= level <= self.max_level:
+            raise ValueError(f"level must be in [0, {self.max_level}], got {level}")
+        scale = self.scale_at(level) if scale is None else float(scale)
+        return Plaintext(self, self._core.encode(v, scale, level))
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        return self._core.decode(pt._core)
+
+    def encrypt(self, values, key, level: Optional[int] = None) -> Ciphertext:
+        """Encrypts a vector (real or complex; length a power of two up to N/2) or a Plaintext with a
+        public or a secret key."""
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level)
+        if isinstance(key, _ember.PublicKey):
+            return Ciphertext(self, self._core.encrypt_pk(pt._core, key))
+        if isinstance(key, _ember.SecretKey):
+            return Ciphertext(self, self._core.encrypt_sk(pt._core, key))
+        raise TypeError("key must be an ember.PublicKey or ember.SecretKey")
+
+    def decrypt(self, ct: Ciphertext, secret_key) -> np.ndarray:
+        """Decrypted slot values (complex128, one per slot of the ciphertext)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError("decrypt expects an ember.Ciphertext")
+        if not isinstance(secret_key, _ember.SecretKey):
+            raise TypeError("decrypt needs the ember.SecretKey")
+        return self._core.decrypt(ct._core, secret_key)
+
+    # explicit operations (the operators call these) ---------------------------------------------
+    def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:
+        return ct.rotate_many(steps)
+
+    def multiply(self, a: Ciphertext, b: Ciphertext, rescale: bool = True, merged: bool = True) -> Ciphertext:
+        """a * b relinearized; rescaled unless rescale=False. merged=False takes the plain
+        ModDown-then-Rescale path instead of MAD's merged one (same result, for comparison)."""
+        if rescale:
+            return Ciphertext(self, self._core.mul(a._core, b._core, merged))
+        return Ciphertext(self, self._core.multiply_relin(a._core, b._core))

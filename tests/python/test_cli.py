@@ -1,0 +1,26 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+FIELDS = {"op", "log_n", "levels", "dnum", "threads", "backend", "runs", "median_ms", "min_ms", "max_ms", "precision_bits"}
+
+
+@pytest.mark.parametrize("op", ["ntt", "mul", "rotate", "rotate_many", "encrypt", "decrypt", "add"])
+def test_bench_prints_json(op):
+    cmd = [sys.executable, "-m", "ember", "bench", op, "--log-n", "12", "--levels", "3", "--dnum", "2", "--runs", "2",
+           "--log-scale", "30", "--first-mod-bits", "40", "--insecure", "--threads", "1", "--hoisted", "3"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()
+    assert len(out) == 1
+    rec = json.loads(out[0])
+    assert FIELDS <= rec.keys()
+    assert rec["op"] == op and rec["median_ms"] > 0 and rec["min_ms"] <= rec["median_ms"] <= rec["max_ms"]
+    if op not in ("ntt",):
+        assert rec["precision_bits"] > 15
+
+
+def test_bench_refuses_insecure():
+    cmd = [sys.executable, "-m", "ember", "bench", "mul", "--log-n", "12", "--levels", "10"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 2 and "128-bit" in r.stderr

@@ -1,0 +1,51 @@
+import pytest
+
+import ember
+
+
+def test_default_set_is_128_bit_secure():
+    p = ember.CkksParams()  # N = 2^16, 24 levels, scale 2^50, dnum 3
+    assert p.log_qp <= ember.max_log_qp_128(16) == 1747
+    assert len(p.q_primes) == 25
+    assert p.q_primes[0].bit_length() == 60
+    assert all(q < 2 ** 50 for q in p.q_primes[1:])  # the IFMA range
+    assert all(q % (2 * 2 ** 16) == 1 for q in list(p.q_primes) + list(p.p_primes))
+    assert len(set(p.q_primes) | set(p.p_primes)) == len(p.q_primes) + len(p.p_primes)
+
+
+def test_insecure_refused_with_bound():
+    with pytest.raises(ValueError, match=r"128-bit security bound of 1747 bits for log_n = 16"):
+        ember.CkksParams(log_n=16, levels=30)
+    with pytest.raises(ValueError, match="128-bit"):
+        ember.CkksParams(log_n=13, levels=10, log_scale=40)
+    p = ember.CkksParams(log_n=13, levels=10, log_scale=40, insecure=True)
+    assert p.log_qp > ember.max_log_qp_128(13)
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(log_n=2), "log_n"),
+    (dict(log_n=12, levels=2, log_scale=30, first_mod_bits=40, dnum=5, insecure=True), "dnum"),
+    (dict(log_scale=70), "log_scale"),
+    (dict(first_mod_bits=62), "first_mod_bits"),
+    (dict(secret="gaussian"), "secret"),
+    (dict(secret="hamming", hamming_weight=0), "hamming_weight"),
+    (dict(levels=-1), "levels"),
+])
+def test_invalid_parameters_name_the_parameter(kw, word):
+    with pytest.raises(ValueError, match=word):
+        ember.CkksParams(**kw)
+
+
+def test_special_primes_follow_dnum():
+    for dnum in (1, 2, 3, 4):
+        p = ember.CkksParams(log_n=13, levels=5, log_scale=30, first_mod_bits=40, dnum=dnum, insecure=True)
+        alpha = -(-6 // dnum)
+        # P must exceed the largest digit (alpha primes of at most 40 bits) by the margin
+        assert sum(q.bit_length() for q in p.p_primes) >= 30 * alpha
+        assert p.alpha == alpha
+
+
+def test_hash_depends_on_primes():
+    a = ember.CkksParams(log_n=12, levels=3, log_scale=30, first_mod_bits=40, dnum=2, insecure=True)
+    b = ember.CkksParams(log_n=12, levels=3, log_scale=31, first_mod_bits=40, dnum=2, insecure=True)
+    assert a.hash() != b.hash() and len(a.hash()) == 32
