@@ -32,8 +32,8 @@ public:
     virtual const char* name() const = 0;
     virtual int threads() const = 0;
 
-    // Memory for polynomials (64-byte aligned, zeroed).
-    virtual u64* allocate(std::size_t words) = 0;
+    // Memory for polynomials (64-byte aligned; zeroed when asked). Freed blocks may be cached for reuse.
+    virtual u64* allocate(std::size_t words, bool zero) = 0;
     virtual void release(u64* p, std::size_t words, bool wipe) = 0;
 
     virtual void ntt_forward(Limbs x) = 0;
@@ -47,6 +47,8 @@ public:
     virtual void mul(Limbs out, ConstLimbs a, ConstLimbs b) = 0;
     /// out += a * b
     virtual void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) = 0;
+    /// out[limb] = sum_t a[t][limb] * b[t][limb], reduced once (KSKInnerProd).
+    virtual void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) = 0;
     /// out = a * c[limb]  (accumulate: out += a * c[limb])
     virtual void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) = 0;
     /// out = a + c[limb] on every coefficient

@@ -1,5 +1,7 @@
 #include "math/vec_ops.hpp"
 
+#include <algorithm>
+
 namespace ember {
 
 // Scalar implementations; vectorised versions may be dispatched from here later (same results).
@@ -35,6 +37,19 @@ void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& 
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) { u64 s = a[i] + c; out[i] = s >= q ? s - q : s; }
 }
+void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    // terms <= 64: each product is below 2^122, so 64 of them fit in 128 bits.
+    for (std::size_t t0 = 0; t0 < terms; t0 += 64) {
+        const std::size_t t1 = std::min(terms, t0 + 64);
+        for (std::size_t i = 0; i < n; ++i) {
+            u128 acc = 0;
+            for (std::size_t t = t0; t < t1; ++t) acc += static_cast<u128>(a[t][i]) * b[t][i];
+            const u64 r = m.reduce128(acc);
+            out[i] = t0 == 0 ? r : m.add(out[i], r);
+        }
+    }
+}
+
 void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) {

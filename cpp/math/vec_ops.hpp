@@ -21,6 +21,9 @@ void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, con
 void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
 /// out = a + c for a constant c < q
 void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+/// out = sum_j a[j] * b[j] over `terms` pairs of limbs (KSKInnerProd): products are accumulated without
+/// reduction (128-bit, or IFMA lo/hi 52-bit accumulators) and reduced once per coefficient.
+void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
 /// out = (a - b) * c  (ModDown and rescale: (x - conv(x)) * P^-1)
 void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
 

@@ -28,7 +28,7 @@ struct Scratch {
     std::vector<std::uint32_t> primes;
     u64* data = nullptr;
     Scratch(const RingContext& r, std::vector<std::uint32_t> p) : ring(r), primes(std::move(p)) {
-        data = ring.backend().allocate(primes.size() * ring.n());
+        data = ring.backend().allocate(primes.size() * ring.n(), false);
     }
     ~Scratch() { ring.backend().release(data, primes.size() * ring.n(), false); }
     Scratch(const Scratch&) = delete;
@@ -64,7 +64,7 @@ std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& pa
     for (auto [first, last_full] : partition) {
         const std::size_t last = std::min(last_full, ql);
         if (first >= last) continue;
-        Poly d(c.ring_ptr(), ql, Basis::QP, Form::Eval);
+        Poly d = Poly::uninitialized(c.ring_ptr(), ql, Basis::QP, Form::Eval);
         // The digit's own limbs are already known in evaluation form.
         std::vector<LimbRef> own;
         std::vector<const u64*> own_src, conv_in;
@@ -101,8 +101,8 @@ void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key,
     const std::size_t ql = d0.q_limbs(), k = d0.p_limbs();
     const RingContext& ring = d0.ring();
     if (key.b[0].q_limbs() < ql) throw std::invalid_argument("KSKInnerProd: key has fewer Q limbs than the operand");
-    u = Poly(d0.ring_ptr(), ql, Basis::QP, Form::Eval);
-    v = Poly(d0.ring_ptr(), ql, Basis::QP, Form::Eval);
+    u = Poly::uninitialized(d0.ring_ptr(), ql, Basis::QP, Form::Eval);
+    v = Poly::uninitialized(d0.ring_ptr(), ql, Basis::QP, Form::Eval);
     // Key limbs used at this level: Q limbs 0..ql-1 and all P limbs.
     auto key_limbs = [&](const Poly& kp) {
         std::vector<const u64*> r;
@@ -112,20 +112,15 @@ void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key,
     };
     // The digits of a level-l operand are the last ones of the key's partition (digits are cut from the top).
     const std::size_t offset = key.digits() - digits.size();
-    (void)ring;
+    std::vector<std::vector<const u64*>> dl, kb, ka;
     for (std::size_t j = 0; j < digits.size(); ++j) {
-        const Poly& d = digits[j];
-        if (!d.same_shape(d0)) throw std::invalid_argument("KSKInnerProd: digits differ in shape");
-        const auto kb = key_limbs(key.b[offset + j]);
-        const auto ka = key_limbs(key.a[offset + j]);
-        if (j == 0) {
-            ring.backend().mul(u.refs(), d.crefs(), kb);
-            ring.backend().mul(v.refs(), d.crefs(), ka);
-        } else {
-            ring.backend().mul_add(u.refs(), d.crefs(), kb);
-            ring.backend().mul_add(v.refs(), d.crefs(), ka);
-        }
+        if (!digits[j].same_shape(d0)) throw std::invalid_argument("KSKInnerProd: digits differ in shape");
+        dl.push_back(digits[j].crefs());
+        kb.push_back(key_limbs(key.b[offset + j]));
+        ka.push_back(key_limbs(key.a[offset + j]));
     }
+    ring.backend().dot(u.refs(), dl, kb);
+    ring.backend().dot(v.refs(), dl, ka);
 }
 
 Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {
@@ -149,7 +144,7 @@ Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {
         be.copy(d.refs(), src);
         if (x.form() == Form::Eval) be.ntt_inverse(d.refs());
     }
-    Poly out(x.ring_ptr(), kept, Basis::Q, x.form());
+    Poly out = Poly::uninitialized(x.ring_ptr(), kept, Basis::Q, x.form());
     // conv = NewLimb(dropped -> kept), into out's limbs, then to x's form.
     {
         std::vector<u64*> dst;

@@ -6,13 +6,22 @@
 
 namespace ember {
 
-Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
+Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit)
     : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
     if (!ring_) throw std::invalid_argument("Poly: no ring");
     if (q_limbs == 0 || q_limbs > ring_->q_count())
         throw std::invalid_argument("Poly: q_limbs must be in [1, " + std::to_string(ring_->q_count()) + "], got " + std::to_string(q_limbs));
     capacity_ = limbs() * ring_->n();
-    data_ = ring_->backend().allocate(capacity_);
+    data_ = ring_->backend().allocate(capacity_, false);
+}
+
+Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
+    : Poly(std::move(ring), q_limbs, basis, form, secret, NoInit{}) {
+    std::memset(data_, 0, capacity_ * sizeof(u64));
+}
+
+Poly Poly::uninitialized(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form) {
+    return Poly(std::move(ring), q_limbs, basis, form, false, NoInit{});
 }
 
 void Poly::release() {
@@ -26,7 +35,7 @@ Poly::~Poly() { release(); }
 Poly::Poly(const Poly& o) : ring_(o.ring_), q_limbs_(o.q_limbs_), basis_(o.basis_), form_(o.form_), secret_(o.secret_) {
     if (!ring_) return;
     capacity_ = limbs() * ring_->n();
-    data_ = ring_->backend().allocate(capacity_);
+    data_ = ring_->backend().allocate(capacity_, false);
     std::memcpy(data_, o.data_, capacity_ * sizeof(u64));
 }
 
@@ -99,7 +108,7 @@ void check_pair(const char* op, const Poly& a, const Poly& b) {
 }
 void shape_like(Poly& out, const Poly& a) {
     if (&out == &a) return;
-    if (out.empty() || !out.same_shape(a)) out = Poly(a.ring_ptr(), a.q_limbs(), a.basis(), a.form());
+    if (out.empty() || !out.same_shape(a)) out = Poly::uninitialized(a.ring_ptr(), a.q_limbs(), a.basis(), a.form());
     out.set_form(a.form());
 }
 void need_eval(const char* op, const Poly& a) {
@@ -160,7 +169,7 @@ void poly_automorph(Poly& out, const Poly& a, std::uint64_t k) {
 Poly restrict_to(const Poly& p, std::size_t q_limbs) {
     if (q_limbs == 0 || q_limbs > p.q_limbs())
         throw std::invalid_argument("restrict: " + std::to_string(q_limbs) + " Q limbs asked of " + p.describe());
-    Poly out(p.ring_ptr(), q_limbs, p.basis(), p.form(), p.secret());
+    Poly out = p.secret() ? Poly(p.ring_ptr(), q_limbs, p.basis(), p.form(), true) : Poly::uninitialized(p.ring_ptr(), q_limbs, p.basis(), p.form());
     std::vector<const u64*> src = p.crefs(0, q_limbs);
     for (std::size_t j = 0; j < p.p_limbs(); ++j) src.push_back(p.limb(p.q_limbs() + j));
     p.ring().backend().copy(out.refs(), src);

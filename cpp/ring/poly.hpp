@@ -20,6 +20,8 @@ public:
     Poly() = default;
     /// Zero polynomial with q_limbs primes of Q (and the P primes when basis is QP).
     Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret = false);
+    /// Same shape, contents unspecified (for outputs that a kernel overwrites entirely).
+    static Poly uninitialized(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form);
     ~Poly();
     Poly(const Poly& o);
     Poly& operator=(const Poly& o);
@@ -60,6 +62,8 @@ public:
     std::string describe() const;
 
 private:
+    struct NoInit {};
+    Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit);
     void release();
     std::shared_ptr<const RingContext> ring_;
     std::size_t q_limbs_ = 0;

@@ -33,9 +33,11 @@ def test_mul_ntt_counts_match_the_algorithm(small):
     log_n = p.log_n
     assert c["ntt_forward"]["mod_mul"] == fwd * n // 2 * log_n
     assert c["ntt_inverse"]["mod_mul"] == inv * (n // 2 * log_n + n)
-    # Tensor: 4 products (one accumulated); KSKInnerProd: 2 products per digit over ql + K limbs.
-    assert c["mul"]["mod_mul"] == 3 * ql * n + 2 * (ql + k) * n
-    assert c["mul_add"]["mod_mul"] == ql * n + 2 * (len(digits) - 1) * (ql + k) * n
+    # Tensor: 4 products (one accumulated); KSKInnerProd: one product per digit over ql + K limbs, for
+    # both halves of the key.
+    assert c["mul"]["mod_mul"] == 3 * ql * n
+    assert c["mul_add"]["mod_mul"] == ql * n
+    assert c["dot"]["mod_mul"] == 2 * len(digits) * (ql + k) * n
     # Base conversion: ModUp (k_in = digit, m_out = ql - d + K) and the two ModDowns (K + 1 -> ql - 1).
     bc = sum(d * n + d * (ql - d + k) * n for d in digits)
     assert c["base_convert"]["mod_mul"] == bc
