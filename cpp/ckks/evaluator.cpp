@@ -269,18 +269,24 @@ const SwitchingKey& Evaluator::galois_key(const GaloisKeys& gk, std::uint64_t k,
     return *key;
 }
 
-Ciphertext Evaluator::automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const {
-    check_ct("rotate", a);
-    Poly c1k;
-    poly_automorph(c1k, a.c1, k);
-    auto [u, v] = key_switch(c1k, key);
+Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k,
+                                               const SwitchingKey& key) const {
+    // phi_k(c0) + ModDown(<phi_k(ModUp(c1)), key>): the automorphism of the digits is fused into the inner
+    // product; it commutes with ModUp up to a multiple of the digit modulus, absorbed as key-switching noise.
+    Poly u, v;
+    ksk_inner_product(digits, key, u, v, k);
     Ciphertext r;
     poly_automorph(r.c0, a.c0, k);
-    poly_add(r.c0, r.c0, u);
-    r.c1 = std::move(v);
+    poly_add(r.c0, r.c0, divide_by_dropped(u, 0));
+    r.c1 = divide_by_dropped(v, 0);
     r.scale = a.scale;
     r.slots = a.slots;
     return r;
+}
+
+Ciphertext Evaluator::automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const {
+    check_ct("rotate", a);
+    return automorphism_from_digits(a, mod_up_digits(a.c1, ctx_->partition()), k, key);
 }
 
 Ciphertext Evaluator::rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const {
@@ -305,25 +311,13 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
         if (((steps[i] % n) + n) % n == 0) continue;
         keys[i] = &galois_key(gk, ctx_->galois_element(steps[i]), "rotate_many", steps[i]);
     }
-    // One Decomp + ModUp of c1 for all rotations (Halevi-Shoup hoisting): the automorphism commutes
-    // with ModUp up to a multiple of the digit modulus, which the key switch absorbs as noise.
+    // One Decomp + ModUp of c1 for all rotations (Halevi-Shoup hoisting).
     auto digits = mod_up_digits(a.c1, ctx_->partition());
     std::vector<Ciphertext> out;
     out.reserve(steps.size());
-    std::vector<Poly> rotated(digits.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        if (!keys[i]) { out.push_back(a); continue; }
-        const std::uint64_t k = ctx_->galois_element(steps[i]);
-        for (std::size_t j = 0; j < digits.size(); ++j) poly_automorph(rotated[j], digits[j], k);
-        Poly u, v;
-        ksk_inner_product(rotated, *keys[i], u, v);
-        Ciphertext r;
-        poly_automorph(r.c0, a.c0, k);
-        poly_add(r.c0, r.c0, divide_by_dropped(u, 0));
-        r.c1 = divide_by_dropped(v, 0);
-        r.scale = a.scale;
-        r.slots = a.slots;
-        out.push_back(std::move(r));
+        if (!keys[i]) out.push_back(a);
+        else out.push_back(automorphism_from_digits(a, digits, ctx_->galois_element(steps[i]), *keys[i]));
     }
     return out;
 }

@@ -66,6 +66,7 @@ public:
     std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const;
 
 private:
+    Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
     const SwitchingKey& galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
     void align(Ciphertext& a, Ciphertext& b) const;
     std::shared_ptr<const Context> ctx_;

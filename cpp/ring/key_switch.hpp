@@ -36,7 +36,9 @@ struct SwitchingKey {
 std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition);
 
 /// KSKInnerProd: u = sum_j digits[j] * key.b[j], v = sum_j digits[j] * key.a[j] over Q_l U P.
-void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v);
+/// galois != 1: the digits are first mapped by X -> X^galois (fused into the product, not materialized):
+/// the hoisted-rotation inner product.
+void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v, std::uint64_t galois = 1);
 
 /// Divides x (any form) by the product of its P primes (when basis QP) and of its top `drop_q` Q primes,
 /// rounding, and returns the result over the remaining Q primes in x's form. ModDown is
