@@ -160,8 +160,8 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     auto digits = mod_up_digits(t.d2, ctx_->partition());
     Poly u, v;
     ksk_inner_product(digits, rlk, u, v);
-    poly_add(u, u, p_mod_up(t.d0));
-    poly_add(v, v, p_mod_up(t.d1));
+    add_p_mod_up(u, t.d0);
+    add_p_mod_up(v, t.d1);
     Ciphertext out;
     out.c0 = divide_by_dropped(u, 1);
     out.c1 = divide_by_dropped(v, 1);

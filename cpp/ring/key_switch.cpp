@@ -166,19 +166,30 @@ Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {
     return out;
 }
 
-Poly p_mod_up(const Poly& x) {
-    if (x.basis() != Basis::Q) throw std::invalid_argument("PModUp: input must be over Q");
-    const RingContext& ring = x.ring();
-    Poly out(x.ring_ptr(), x.q_limbs(), Basis::QP, x.form());
+namespace {
+std::vector<MulConst> p_mod_q(const RingContext& ring, std::size_t q_limbs) {
     std::vector<MulConst> pm;
-    for (std::size_t i = 0; i < x.q_limbs(); ++i) {
+    for (std::size_t i = 0; i < q_limbs; ++i) {
         const Modulus& qi = ring.mod(i);
         u64 prod = 1;
         for (std::size_t j = 0; j < ring.p_count(); ++j) prod = qi.mul(prod, ring.mod(ring.q_count() + j).q % qi.q);
         pm.emplace_back(prod, qi);
     }
-    ring.backend().mul_const(out.refs(0, x.q_limbs()), x.crefs(), pm, false);
+    return pm;
+}
+}  // namespace
+
+Poly p_mod_up(const Poly& x) {
+    if (x.basis() != Basis::Q) throw std::invalid_argument("PModUp: input must be over Q");
+    Poly out(x.ring_ptr(), x.q_limbs(), Basis::QP, x.form());
+    x.ring().backend().mul_const(out.refs(0, x.q_limbs()), x.crefs(), p_mod_q(x.ring(), x.q_limbs()), false);
     return out;  // P limbs stay zero
+}
+
+void add_p_mod_up(Poly& acc, const Poly& x) {
+    if (x.basis() != Basis::Q || acc.basis() != Basis::QP || acc.q_limbs() != x.q_limbs() || acc.form() != x.form())
+        throw std::invalid_argument("PModUp: accumulator (" + acc.describe() + ") does not match the operand (" + x.describe() + ")");
+    x.ring().backend().mul_const(acc.refs(0, x.q_limbs()), x.crefs(), p_mod_q(x.ring(), x.q_limbs()), /*accumulate=*/true);
 }
 
 }  // namespace ember

@@ -48,5 +48,7 @@ Poly divide_by_dropped(const Poly& x, std::size_t drop_q);
 
 /// P * x over Q_l U P for x over Q_l (MAD Algo 5, PModUp): multiply by P mod q_i, zero on the P limbs.
 Poly p_mod_up(const Poly& x);
+/// acc += PModUp(x) for acc over Q_l U P and x over Q_l: only the Q limbs change.
+void add_p_mod_up(Poly& acc, const Poly& x);
 
 }  // namespace ember
