@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "ckks/evaluator.hpp"
+#include "io/serialize.hpp"
 #include "math/cpu_features.hpp"
 #include "math/ntt.hpp"
 #include "math/primes.hpp"
@@ -194,6 +195,24 @@ NB_MODULE(_ember, m) {
         .def("rotate", [](const ContextCore& c, const Ciphertext& a, long k) { return c.ev.rotate(a, k, *c.gk()); }, RG())
         .def("conjugate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.conjugate(a, *c.gk()); }, RG())
         .def("rotate_many", [](const ContextCore& c, const Ciphertext& a, std::vector<long> k) { return c.ev.rotate_many(a, k, *c.gk()); }, RG());
+
+    // Serialization: bytes in and out; every failure on untrusted bytes is a ValueError.
+    auto span_of = [](const nb::bytes& b) {
+        return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(b.c_str()), b.size());
+    };
+    auto as_bytes = [](const std::vector<std::uint8_t>& v) { return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size()); };
+    m.def("ciphertext_to_bytes", [=](const ContextCore& c, const Ciphertext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
+    m.def("plaintext_to_bytes", [=](const ContextCore& c, const Plaintext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
+    m.def("public_key_to_bytes", [=](const ContextCore& c, const PublicKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });
+    m.def("switching_key_to_bytes", [=](const ContextCore& c, const SwitchingKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });
+    m.def("galois_keys_to_bytes", [=](const ContextCore& c, const GaloisKeys& x) { return as_bytes(to_bytes(*c.ctx, x)); });
+    m.def("secret_key_to_bytes", [=](const ContextCore& c, const SecretKey& x) { return as_bytes(ember::secret_key_to_bytes(*c.ctx, x)); });
+    m.def("ciphertext_from_bytes", [=](const ContextCore& c, nb::bytes b) { return ember::ciphertext_from_bytes(*c.ctx, span_of(b)); });
+    m.def("plaintext_from_bytes", [=](const ContextCore& c, nb::bytes b) { return ember::plaintext_from_bytes(*c.ctx, span_of(b)); });
+    m.def("public_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<PublicKey>(ember::public_key_from_bytes(*c.ctx, span_of(b))); });
+    m.def("switching_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(*c.ctx, span_of(b))); });
+    m.def("galois_keys_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(*c.ctx, span_of(b))); });
+    m.def("secret_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(*c.ctx, span_of(b))); });
 
     // Tracing.
     m.def("trace_enable", &trace::enable);

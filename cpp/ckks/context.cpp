@@ -1,6 +1,8 @@
 #include "ckks/context.hpp"
 
 #include <cmath>
+
+#include <openssl/crypto.h>
 #include <stdexcept>
 #include <string>
 
@@ -56,7 +58,7 @@ std::shared_ptr<SecretKey> Context::gen_secret_key() const {
                                       : sample_hamming(prng, params_.n(), static_cast<std::size_t>(params_.hamming_weight));
     auto sk = std::make_shared<SecretKey>();
     sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
-    std::fill(s.begin(), s.end(), 0);
+    OPENSSL_cleanse(s.data(), s.size() * sizeof(s[0]));
     return sk;
 }
 

@@ -1,4 +1,4 @@
-// Secret, public, relinearization and Galois keys (key generation lives in ckks/keygen.cpp).
+// Secret, public, relinearization and Galois keys (key generation is in Context, ckks/context.cpp).
 #pragma once
 
 #include <cstdint>

@@ -101,6 +101,7 @@ std::array<std::uint8_t, 32> CkksParams::hash() const {
     buf.insert(buf.end(), {'E', 'M', 'B', 'E', 'R', '-', 'C', 'K', 'K', 'S'});
     put(static_cast<std::uint64_t>(log_n));
     put(static_cast<std::uint64_t>(dnum));
+    put(static_cast<std::uint64_t>(log_scale));
     put(static_cast<std::uint64_t>(secret));
     put(static_cast<std::uint64_t>(hamming_weight));
     std::uint64_t sbits;

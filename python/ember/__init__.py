@@ -8,9 +8,10 @@
     y = (ct * ct + 0.5 * ct).rotate(1)
     print(np.abs(ctx.decrypt(y, keys.secret).real - np.roll(x * x + 0.5 * x, -1)).max())
 """
-from ._ember import PublicKey, SecretKey, GaloisKeys, SwitchingKey, max_log_qp_128  # noqa: F401
+from ._ember import max_log_qp_128  # noqa: F401
 from .params import CkksParams  # noqa: F401
-from .context import Context, Ciphertext, Plaintext, KeySet  # noqa: F401
+from .context import (Context, Ciphertext, Plaintext, KeySet, PublicKey, SecretKey, SwitchingKey,  # noqa: F401
+                      GaloisKeys)
 from .tracing import trace  # noqa: F401
 
 __version__ = "0.1.0"

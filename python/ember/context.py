@@ -11,14 +11,70 @@ from . import _ember
 from .params import CkksParams
 
 
+class _Serializable:
+    """An object bound to a context, with to_bytes() / from_bytes(ctx, data).
+
+    The byte format has a header (magic, version, type, parameter hash, sizes) and a SHA-256 checksum;
+    from_bytes validates every size and coefficient and raises ValueError on anything malformed.
+    """
+    _kind = ""
+
+    def __init__(self, ctx: "Context", core):
+        self._ctx, self._core = ctx, core
+
+    def to_bytes(self) -> bytes:
+        return getattr(_ember, f"{self._kind}_to_bytes")(self._ctx._core, self._core)
+
+    @classmethod
+    def from_bytes(cls, ctx: "Context", data: bytes):
+        if not isinstance(ctx, Context):
+            raise TypeError("from_bytes needs the ember.Context the object belongs to")
+        return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, bytes(data)))
+
+
+class PublicKey(_Serializable):
+    _kind = "public_key"
+
+
+class SwitchingKey(_Serializable):
+    """A key-switching key (the relinearization key). Seeded keys serialize only a 32-byte seed for
+    each uniform half."""
+    _kind = "switching_key"
+    digits = property(lambda self: self._core.digits)
+    seeded = property(lambda self: self._core.seeded)
+
+
+class GaloisKeys(_Serializable):
+    """Rotation and conjugation keys, by Galois element."""
+    _kind = "galois_keys"
+    elements = property(lambda self: self._core.elements)
+
+
+class SecretKey(_Serializable):
+    """The secret key. Its memory is wiped when freed; it is never printed, pickled or serialized unless
+    asked explicitly with to_bytes(export_secret=True)."""
+    _kind = "secret_key"
+
+    def to_bytes(self, *, export_secret: bool = False) -> bytes:
+        if not export_secret:
+            raise ValueError("refusing to serialize the secret key; call to_bytes(export_secret=True) if you mean it")
+        return super().to_bytes()
+
+    def __repr__(self) -> str:
+        return "<ember.SecretKey (hidden)>"
+
+    def __reduce__(self):
+        raise TypeError("ember.SecretKey cannot be pickled; use to_bytes(export_secret=True)")
+
+
 @dataclass
 class KeySet:
     """Keys from Context.keygen(). The secret key never leaves the process unless you serialize it
     explicitly; relin and galois are also registered on the context that made them."""
-    secret: _ember.SecretKey
-    public: _ember.PublicKey
-    relin: _ember.SwitchingKey
-    galois: _ember.GaloisKeys
+    secret: SecretKey
+    public: PublicKey
+    relin: SwitchingKey
+    galois: GaloisKeys
 
 
 def _as_slots(values, slots_max: int) -> np.ndarray:
@@ -35,11 +91,9 @@ def _as_slots(values, slots_max: int) -> np.ndarray:
     return np.ascontiguousarray(v, dtype=np.complex128)
 
 
-class Plaintext:
+class Plaintext(_Serializable):
     """An encoded vector: a polynomial over Q_l with its scale."""
-
-    def __init__(self, ctx: "Context", core):
-        self._ctx, self._core = ctx, core
+    _kind = "plaintext"
 
     level = property(lambda self: self._core.level)
     scale = property(lambda self: self._core.scale)
@@ -49,17 +103,14 @@ class Plaintext:
         return self._ctx._core.decode(self._core)
 
 
-class Ciphertext:
+class Ciphertext(_Serializable):
     """A CKKS ciphertext. Operators: +, -, * with ciphertexts, numbers and numpy vectors; unary -.
 
     Multiplication relinearizes and rescales on its own; operands at different levels are brought to the
     lower level exactly. Multiplying by an integer consumes no level.
     """
-
+    _kind = "ciphertext"
     __array_priority__ = 1000  # so that numpy_array * ct calls our __rmul__
-
-    def __init__(self, ctx: "Context", core):
-        self._ctx, self._core = ctx, core
 
     level = property(lambda self: self._core.level, doc="levels left (rescales still possible)")
     scale = property(lambda self: self._core.scale)
@@ -182,10 +233,14 @@ class Context:
         conjugation). The evaluation keys are registered on this context. seeded=True keeps only a
         32-byte seed for the uniform half of each switching key when serialized (MAD key compression)."""
         sk, pk, rlk, gk = self._core.keygen([int(r) for r in rotations], bool(conjugation), bool(seeded))
-        return KeySet(sk, pk, rlk, gk)
+        return KeySet(SecretKey(self, sk), PublicKey(self, pk), SwitchingKey(self, rlk), GaloisKeys(self, gk))
 
-    def set_eval_keys(self, relin=None, galois=None):
-        self._core.set_eval_keys(relin, galois)
+    def set_eval_keys(self, relin: Optional[SwitchingKey] = None, galois: Optional[GaloisKeys] = None):
+        """Registers evaluation keys (e.g. loaded with from_bytes) used by the ciphertext operators."""
+        for k, t in ((relin, SwitchingKey), (galois, GaloisKeys)):
+            if k is not None and not isinstance(k, t):
+                raise TypeError(f"expected an ember.{t.__name__}, got {type(k).__name__}")
+        self._core.set_eval_keys(relin._core if relin else None, galois._core if galois else None)
 
     # encoding / encryption ----------------------------------------------------------------------
     def encode(self, values, level: Optional[int] = None, scale: Optional[float] = None) -> Plaintext:
@@ -203,19 +258,19 @@ class Context:
         """Encrypts a vector (real or complex; length a power of two up to N/2) or a Plaintext with a
         public or a secret key."""
         pt = values if isinstance(values, Plaintext) else self.encode(values, level)
-        if isinstance(key, _ember.PublicKey):
-            return Ciphertext(self, self._core.encrypt_pk(pt._core, key))
-        if isinstance(key, _ember.SecretKey):
-            return Ciphertext(self, self._core.encrypt_sk(pt._core, key))
+        if isinstance(key, PublicKey):
+            return Ciphertext(self, self._core.encrypt_pk(pt._core, key._core))
+        if isinstance(key, SecretKey):
+            return Ciphertext(self, self._core.encrypt_sk(pt._core, key._core))
         raise TypeError("key must be an ember.PublicKey or ember.SecretKey")
 
     def decrypt(self, ct: Ciphertext, secret_key) -> np.ndarray:
         """Decrypted slot values (complex128, one per slot of the ciphertext)."""
         if not isinstance(ct, Ciphertext):
             raise TypeError("decrypt expects an ember.Ciphertext")
-        if not isinstance(secret_key, _ember.SecretKey):
+        if not isinstance(secret_key, SecretKey):
             raise TypeError("decrypt needs the ember.SecretKey")
-        return self._core.decrypt(ct._core, secret_key)
+        return self._core.decrypt(ct._core, secret_key._core)
 
     # explicit operations (the operators call these) ---------------------------------------------
     def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:

@@ -1,0 +1,538 @@
+#include "io/serialize.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace ember {
+
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'E', 'M', 'B', 'R'};
+constexpr std::size_t kHashBytes = 32;
+constexpr std::size_t kHeaderBytes = 4 + 2 + 2 + kHashBytes + 8;  // 48
+constexpr std::size_t kChecksumBytes = 32;
+constexpr std::size_t kSeedBytes = 32;
+
+[[noreturn]] void fail(const char* fn, const std::string& msg) { throw std::invalid_argument(std::string(fn) + ": " + msg); }
+
+const char* type_name(std::uint16_t t) {
+    switch (static_cast<SerialType>(t)) {
+        case SerialType::Ciphertext: return "Ciphertext";
+        case SerialType::Plaintext: return "Plaintext";
+        case SerialType::PublicKey: return "PublicKey";
+        case SerialType::SwitchingKey: return "SwitchingKey";
+        case SerialType::GaloisKeys: return "GaloisKeys";
+        case SerialType::SecretKey: return "SecretKey";
+    }
+    return "unknown";
+}
+
+void sha256(const std::uint8_t* data, std::size_t n, std::uint8_t* out) {
+    unsigned int len = 0;
+    if (EVP_Digest(data, n, out, &len, EVP_sha256(), nullptr) != 1 || len != kChecksumBytes)
+        throw std::runtime_error("serialize: SHA-256 failed");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the context allows.
+
+struct PolySpec {
+    const char* field;        // for messages: "c0", "b[1]", ...
+    std::size_t min_q, max_q; // q_limbs range
+    bool allow_q, allow_qp;   // bases
+    bool eval_only;           // form must be Eval
+    bool secret = false;      // the decoded polynomial is secret (wiped when freed)
+};
+
+std::size_t limb_bytes(std::size_t n, u64 q) { return (n * static_cast<std::size_t>(std::bit_width(q)) + 7) / 8; }
+
+/// Bytes of the packed limbs of a polynomial of this shape.
+std::size_t poly_data_bytes(const RingContext& ring, std::size_t q_limbs, Basis basis) {
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < q_limbs; ++i) total += limb_bytes(ring.n(), ring.mod(i).q);
+    if (basis == Basis::QP)
+        for (std::size_t i = 0; i < ring.p_count(); ++i) total += limb_bytes(ring.n(), ring.mod(ring.q_count() + i).q);
+    return total;
+}
+
+void check_slots(const char* fn, std::uint64_t slots, std::size_t n) {
+    if (slots == 0 || slots > n / 2 || (slots & (slots - 1)) != 0)
+        fail(fn, "slots must be a power of two in [1, N/2 = " + std::to_string(n / 2) + "], got " + std::to_string(slots));
+}
+
+void check_scale(const char* fn, double scale) {
+    if (!std::isfinite(scale) || !(scale > 0)) fail(fn, "scale must be finite and > 0, got " + std::to_string(scale));
+}
+
+/// The polynomial lives in ctx's ring (same pointer, or a ring with the same primes) and has a shape that
+/// `spec` allows.
+void check_poly_for_write(const char* fn, const Context& ctx, const Poly& p, const PolySpec& spec) {
+    const std::string f = spec.field;
+    if (p.empty()) fail(fn, f + " is an empty polynomial");
+    if (p.ring_ptr() != ctx.ring()) {
+        const RingContext& a = p.ring();
+        const RingContext& b = *ctx.ring();
+        bool same = a.n() == b.n() && a.q_count() == b.q_count() && a.p_count() == b.p_count();
+        for (std::size_t i = 0; same && i < a.q_count() + a.p_count(); ++i) same = a.mod(i).q == b.mod(i).q;
+        if (!same) fail(fn, f + " belongs to a ring of different parameters than the context");
+    }
+    if (p.q_limbs() < spec.min_q || p.q_limbs() > spec.max_q)
+        fail(fn, f + ".q_limbs must be in [" + std::to_string(spec.min_q) + ", " + std::to_string(spec.max_q) + "], got " + std::to_string(p.q_limbs()));
+    if ((p.basis() == Basis::Q && !spec.allow_q) || (p.basis() == Basis::QP && !spec.allow_qp))
+        fail(fn, f + ".basis must be " + (spec.allow_q ? "Q" : "QP"));
+    if (spec.eval_only && p.form() != Form::Eval) fail(fn, f + ".form must be Eval");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Writing. A Writer with no buffer only counts, so that the output is allocated once at its exact size
+// (a secret key then leaves no copies behind in reallocated memory).
+
+class Writer {
+public:
+    explicit Writer(std::uint8_t* out) : out_(out) {}
+    std::size_t size() const { return n_; }
+    void u8(std::uint8_t v) {
+        if (out_) out_[n_] = v;
+        ++n_;
+    }
+    void uint(std::uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+    void u16(std::uint16_t v) { uint(v, 2); }
+    void u32(std::uint32_t v) { uint(v, 4); }
+    void u64(std::uint64_t v) { uint(v, 8); }
+    void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+    void bytes(const std::uint8_t* src, std::size_t n) {
+        if (out_) std::memcpy(out_ + n_, src, n);
+        n_ += n;
+    }
+    /// Room for n bytes: their address (nullptr when counting).
+    std::uint8_t* reserve(std::size_t n) {
+        std::uint8_t* p = out_ ? out_ + n_ : nullptr;
+        n_ += n;
+        return p;
+    }
+
+private:
+    std::uint8_t* out_;
+    std::size_t n_ = 0;
+};
+
+void store_le64(std::uint8_t* p, std::uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(p, &v, 8);
+    } else {
+        for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    }
+}
+
+std::uint64_t load_le64(const std::uint8_t* p) {
+    std::uint64_t v = 0;
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&v, p, 8);
+    } else {
+        for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+    }
+    return v;
+}
+
+/// Packs n values below q in bit_width(q) bits each, least significant bit first, into
+/// limb_bytes(n, q) bytes.
+void pack_limb(const char* fn, const std::string& field, std::size_t limb, const u64* src, std::size_t n, u64 q, std::uint8_t* dst) {
+    const int bw = std::bit_width(q);
+    unsigned __int128 acc = 0;  // nbits < 64 pending bits
+    int nbits = 0;
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < n; ++c) {
+        const u64 v = src[c];
+        if (v >= q) fail(fn, field + ": coefficient " + std::to_string(c) + " of limb " + std::to_string(limb) + " is not reduced below its prime " + std::to_string(q));
+        acc |= static_cast<unsigned __int128>(v) << nbits;
+        nbits += bw;
+        if (nbits >= 64) {
+            store_le64(dst + k, static_cast<std::uint64_t>(acc));
+            k += 8;
+            acc >>= 64;
+            nbits -= 64;
+        }
+    }
+    for (; nbits > 0; nbits -= 8, acc >>= 8) dst[k++] = static_cast<std::uint8_t>(acc);
+}
+
+void write_poly(const char* fn, Writer& w, const Poly& p, const std::string& field) {
+    w.u32(static_cast<std::uint32_t>(p.q_limbs()));
+    w.u8(static_cast<std::uint8_t>(p.basis()));
+    w.u8(static_cast<std::uint8_t>(p.form()));
+    const RingContext& ring = p.ring();
+    for (std::size_t i = 0; i < p.limbs(); ++i) {
+        const u64 q = ring.mod(p.prime_index(i)).q;
+        std::uint8_t* dst = w.reserve(limb_bytes(ring.n(), q));
+        if (dst) pack_limb(fn, field, i, p.limb(i), ring.n(), q, dst);
+    }
+}
+
+/// header | body | checksum, allocated once at its exact size.
+template <class Body>
+std::vector<std::uint8_t> seal(const Context& ctx, SerialType type, Body&& body) {
+    Writer counter(nullptr);
+    body(counter);
+    const std::size_t payload = counter.size();
+    std::vector<std::uint8_t> out(kHeaderBytes + payload + kChecksumBytes);
+    try {
+        Writer w(out.data());
+        w.bytes(kMagic, 4);
+        w.u16(kSerialFormatVersion);
+        w.u16(static_cast<std::uint16_t>(type));
+        const auto h = ctx.params().hash();
+        w.bytes(h.data(), h.size());
+        w.u64(payload);
+        body(w);
+        if (w.size() != kHeaderBytes + payload) throw std::logic_error("serialize: payload size changed between passes");
+        sha256(out.data(), kHeaderBytes + payload, out.data() + kHeaderBytes + payload);
+    } catch (...) {
+        OPENSSL_cleanse(out.data(), out.size());
+        throw;
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading.
+
+class Reader {
+public:
+    Reader(const char* fn, const std::uint8_t* p, std::size_t n) : fn_(fn), p_(p), n_(n) {}
+    std::size_t remaining() const { return n_ - pos_; }
+    void need(std::size_t k, const std::string& field) const {
+        if (remaining() < k)
+            fail(fn_, "payload truncated reading " + field + ": " + std::to_string(k) + " bytes needed, " + std::to_string(remaining()) + " left");
+    }
+    std::uint64_t uint(int bytes, const std::string& field) {
+        need(static_cast<std::size_t>(bytes), field);
+        std::uint64_t v = 0;
+        for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(p_[pos_ + i]) << (8 * i);
+        pos_ += static_cast<std::size_t>(bytes);
+        return v;
+    }
+    std::uint8_t u8(const std::string& f) { return static_cast<std::uint8_t>(uint(1, f)); }
+    std::uint32_t u32(const std::string& f) { return static_cast<std::uint32_t>(uint(4, f)); }
+    std::uint64_t u64(const std::string& f) { return uint(8, f); }
+    double f64(const std::string& f) { return std::bit_cast<double>(uint(8, f)); }
+    const std::uint8_t* take(std::size_t k, const std::string& field) {
+        need(k, field);
+        const std::uint8_t* p = p_ + pos_;
+        pos_ += k;
+        return p;
+    }
+    void finish() const {
+        if (remaining() != 0) fail(fn_, std::to_string(remaining()) + " unexpected bytes after the end of the payload");
+    }
+    const char* fn() const { return fn_; }
+
+private:
+    const char* fn_;
+    const std::uint8_t* p_;
+    std::size_t n_;
+    std::size_t pos_ = 0;
+};
+
+/// Checks the header (magic, version, type, parameter hash, payload length) and the checksum; returns a
+/// reader over the payload.
+Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> bytes, SerialType type) {
+    const std::size_t size = bytes.size();
+    if (size < kHeaderBytes + kChecksumBytes)
+        fail(fn, "truncated: " + std::to_string(size) + " bytes, the header and checksum alone take " + std::to_string(kHeaderBytes + kChecksumBytes));
+    const std::uint8_t* d = bytes.data();
+    if (std::memcmp(d, kMagic, 4) != 0) fail(fn, "bad magic: not an Ember serialized object (expected \"EMBR\")");
+    Reader h(fn, d + 4, kHeaderBytes - 4);
+    const auto version = static_cast<std::uint16_t>(h.uint(2, "version"));
+    if (version != kSerialFormatVersion)
+        fail(fn, "format version must be " + std::to_string(kSerialFormatVersion) + ", got " + std::to_string(version));
+    const auto t = static_cast<std::uint16_t>(h.uint(2, "type"));
+    if (t != static_cast<std::uint16_t>(type))
+        fail(fn, "object type must be " + std::to_string(static_cast<int>(type)) + " (" + type_name(static_cast<std::uint16_t>(type)) + "), got " + std::to_string(t) + " (" +
+                     type_name(t) + ")");
+    const std::uint8_t* hash = h.take(kHashBytes, "parameter hash");
+    const auto mine = ctx.params().hash();
+    if (std::memcmp(hash, mine.data(), kHashBytes) != 0)
+        fail(fn, "serialized for different parameters (the parameter hash does not match the context's " + ctx.params().describe() + ")");
+    const std::uint64_t len = h.u64("payload length");
+    const std::size_t avail = size - kHeaderBytes - kChecksumBytes;
+    if (len != avail)
+        fail(fn, "payload length must equal the " + std::to_string(avail) + " bytes between header and checksum, got " + std::to_string(len));
+    std::uint8_t sum[kChecksumBytes];
+    sha256(d, kHeaderBytes + avail, sum);
+    if (CRYPTO_memcmp(sum, d + kHeaderBytes + avail, kChecksumBytes) != 0) fail(fn, "checksum mismatch: the bytes are corrupted");
+    return Reader(fn, d + kHeaderBytes, avail);
+}
+
+/// Unpacks n values of bit_width(q) bits from the nbytes = limb_bytes(n, q) bytes at src, each checked
+/// below q; the padding bits of the last byte must be zero.
+void unpack_limb(const char* fn, const std::string& field, std::size_t limb, const std::uint8_t* src, std::size_t nbytes, std::size_t n, u64 q, u64* dst) {
+    const int bw = std::bit_width(q);
+    const u64 mask = bw == 64 ? ~u64{0} : (u64{1} << bw) - 1;
+    unsigned __int128 acc = 0;  // nbits pending bits
+    int nbits = 0;
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < n; ++c) {
+        while (nbits < bw) {
+            if (k + 8 <= nbytes) {
+                acc |= static_cast<unsigned __int128>(load_le64(src + k)) << nbits;
+                k += 8;
+                nbits += 64;
+            } else {
+                acc |= static_cast<unsigned __int128>(src[k++]) << nbits;
+                nbits += 8;
+            }
+        }
+        const u64 v = static_cast<u64>(acc) & mask;
+        acc >>= bw;
+        nbits -= bw;
+        if (v >= q)
+            fail(fn, field + ": coefficient " + std::to_string(c) + " of limb " + std::to_string(limb) + " must be below its prime " + std::to_string(q) + ", got " +
+                         std::to_string(v));
+        dst[c] = v;
+    }
+    if (k != nbytes || acc != 0) fail(fn, field + ": padding bits of limb " + std::to_string(limb) + " must be zero");
+}
+
+Poly read_poly(Reader& r, const Context& ctx, const PolySpec& spec) {
+    const char* fn = r.fn();
+    const std::string f = spec.field;
+    const std::uint32_t q_limbs = r.u32(f + ".q_limbs");
+    if (q_limbs < spec.min_q || q_limbs > spec.max_q)
+        fail(fn, f + ".q_limbs must be in [" + std::to_string(spec.min_q) + ", " + std::to_string(spec.max_q) + "], got " + std::to_string(q_limbs));
+    const std::uint8_t basis = r.u8(f + ".basis");
+    if (basis > 1) fail(fn, f + ".basis must be 0 (Q) or 1 (QP), got " + std::to_string(basis));
+    if ((basis == 0 && !spec.allow_q) || (basis == 1 && !spec.allow_qp))
+        fail(fn, f + ".basis must be " + (spec.allow_q ? "0 (Q)" : "1 (QP)") + ", got " + std::to_string(basis));
+    const std::uint8_t form = r.u8(f + ".form");
+    if (form > 1) fail(fn, f + ".form must be 0 (Coeff) or 1 (Eval), got " + std::to_string(form));
+    if (spec.eval_only && form != 1) fail(fn, f + ".form must be 1 (Eval), got " + std::to_string(form));
+    const RingContext& ring = *ctx.ring();
+    // All limbs present before anything is allocated.
+    r.need(poly_data_bytes(ring, q_limbs, static_cast<Basis>(basis)), f + " coefficients");
+    Poly p(ctx.ring(), q_limbs, static_cast<Basis>(basis), static_cast<Form>(form), spec.secret);
+    for (std::size_t i = 0; i < p.limbs(); ++i) {
+        const u64 q = ring.mod(p.prime_index(i)).q;
+        const std::size_t nb = limb_bytes(ring.n(), q);
+        unpack_limb(fn, f, i, r.take(nb, f), nb, ring.n(), q, p.limb(i));
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Per-type shapes.
+
+PolySpec ct_spec(const Context& ctx, const char* field) { return {field, 1, ctx.max_level() + 1, true, false, false}; }
+PolySpec key_spec(const Context& ctx, const char* field, bool secret = false) {
+    return {field, ctx.max_level() + 1, ctx.max_level() + 1, false, true, true, secret};
+}
+
+std::string indexed(const char* name, std::size_t j) { return std::string(name) + "[" + std::to_string(j) + "]"; }
+
+void check_switching_key(const char* fn, const Context& ctx, const SwitchingKey& key) {
+    const std::size_t digits = ctx.partition().size();
+    if (key.b.size() != digits) fail(fn, "digit count must be " + std::to_string(digits) + " (the context's partition), got " + std::to_string(key.b.size()));
+    if (key.seeded()) {
+        if (key.seeds.size() != digits) fail(fn, "seed count must equal the digit count " + std::to_string(digits) + ", got " + std::to_string(key.seeds.size()));
+    } else if (key.a.size() != digits) {
+        fail(fn, "a count must equal the digit count " + std::to_string(digits) + ", got " + std::to_string(key.a.size()));
+    }
+    for (std::size_t j = 0; j < digits; ++j) {
+        const std::string bj = indexed("b", j), aj = indexed("a", j);
+        check_poly_for_write(fn, ctx, key.b[j], key_spec(ctx, bj.c_str()));
+        if (!key.seeded()) check_poly_for_write(fn, ctx, key.a[j], key_spec(ctx, aj.c_str()));
+    }
+}
+
+void write_switching_key(const char* fn, Writer& w, const SwitchingKey& key) {
+    w.u32(static_cast<std::uint32_t>(key.b.size()));
+    w.u8(key.seeded() ? 1 : 0);
+    for (std::size_t j = 0; j < key.b.size(); ++j) {
+        write_poly(fn, w, key.b[j], indexed("b", j));
+        if (key.seeded()) w.bytes(key.seeds[j].data(), kSeedBytes);
+        else write_poly(fn, w, key.a[j], indexed("a", j));
+    }
+}
+
+SwitchingKey read_switching_key(Reader& r, const Context& ctx) {
+    const char* fn = r.fn();
+    const std::size_t digits = ctx.partition().size();
+    const std::uint32_t d = r.u32("digit count");
+    if (d != digits) fail(fn, "digit count must be " + std::to_string(digits) + " (the context's partition), got " + std::to_string(d));
+    const std::uint8_t seeded = r.u8("seeded flag");
+    if (seeded > 1) fail(fn, "seeded flag must be 0 or 1, got " + std::to_string(seeded));
+    SwitchingKey key;
+    key.b.reserve(digits);
+    key.a.reserve(digits);
+    if (seeded) key.seeds.reserve(digits);
+    for (std::size_t j = 0; j < digits; ++j) {
+        const std::string bj = indexed("b", j), aj = indexed("a", j), sj = indexed("seed", j);
+        key.b.push_back(read_poly(r, ctx, key_spec(ctx, bj.c_str())));
+        if (seeded) {
+            Seed s;
+            std::memcpy(s.data(), r.take(kSeedBytes, sj), kSeedBytes);
+            key.seeds.push_back(s);
+        } else {
+            key.a.push_back(read_poly(r, ctx, key_spec(ctx, aj.c_str())));
+        }
+    }
+    // a_j re-expanded only once the whole key has been read and checked.
+    if (seeded)
+        for (std::size_t j = 0; j < digits; ++j) key.a.push_back(expand_uniform(ctx.ring(), key.seeds[j], ctx.max_level() + 1, Basis::QP));
+    return key;
+}
+
+void check_galois_element(const char* fn, const Context& ctx, std::uint64_t k) {
+    const std::uint64_t two_n = 2 * ctx.params().n();
+    if (k % 2 == 0 || k >= two_n) fail(fn, "Galois element must be odd and below 2N = " + std::to_string(two_n) + ", got " + std::to_string(k));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct) {
+    static constexpr const char* fn = "to_bytes(Ciphertext)";
+    check_poly_for_write(fn, ctx, ct.c0, ct_spec(ctx, "c0"));
+    check_poly_for_write(fn, ctx, ct.c1, ct_spec(ctx, "c1"));
+    if (ct.c1.q_limbs() != ct.c0.q_limbs() || ct.c1.form() != ct.c0.form()) fail(fn, "c0 and c1 must have the same q_limbs and form");
+    check_scale(fn, ct.scale);
+    check_slots(fn, ct.slots, ctx.params().n());
+    return seal(ctx, SerialType::Ciphertext, [&](Writer& w) {
+        w.f64(ct.scale);
+        w.u64(ct.slots);
+        write_poly(fn, w, ct.c0, "c0");
+        write_poly(fn, w, ct.c1, "c1");
+    });
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Plaintext& pt) {
+    static constexpr const char* fn = "to_bytes(Plaintext)";
+    check_poly_for_write(fn, ctx, pt.m, ct_spec(ctx, "m"));
+    check_scale(fn, pt.scale);
+    check_slots(fn, pt.slots, ctx.params().n());
+    return seal(ctx, SerialType::Plaintext, [&](Writer& w) {
+        w.f64(pt.scale);
+        w.u64(pt.slots);
+        write_poly(fn, w, pt.m, "m");
+    });
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk) {
+    static constexpr const char* fn = "to_bytes(PublicKey)";
+    check_poly_for_write(fn, ctx, pk.b, key_spec(ctx, "b"));
+    check_poly_for_write(fn, ctx, pk.a, key_spec(ctx, "a"));
+    return seal(ctx, SerialType::PublicKey, [&](Writer& w) {
+        write_poly(fn, w, pk.b, "b");
+        write_poly(fn, w, pk.a, "a");
+    });
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const SwitchingKey& key) {
+    static constexpr const char* fn = "to_bytes(SwitchingKey)";
+    check_switching_key(fn, ctx, key);
+    return seal(ctx, SerialType::SwitchingKey, [&](Writer& w) { write_switching_key(fn, w, key); });
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk) {
+    static constexpr const char* fn = "to_bytes(GaloisKeys)";
+    for (const auto& [k, key] : gk.keys) {
+        check_galois_element(fn, ctx, k);
+        check_switching_key(fn, ctx, key);
+    }
+    return seal(ctx, SerialType::GaloisKeys, [&](Writer& w) {
+        w.u32(static_cast<std::uint32_t>(gk.keys.size()));
+        for (const auto& [k, key] : gk.keys) {  // std::map: increasing elements
+            w.u64(k);
+            write_switching_key(fn, w, key);
+        }
+    });
+}
+
+std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk) {
+    static constexpr const char* fn = "secret_key_to_bytes";
+    check_poly_for_write(fn, ctx, sk.s, key_spec(ctx, "s"));
+    return seal(ctx, SerialType::SecretKey, [&](Writer& w) { write_poly(fn, w, sk.s, "s"); });
+}
+
+Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    static constexpr const char* fn = "ciphertext_from_bytes";
+    Reader r = open(fn, ctx, bytes, SerialType::Ciphertext);
+    Ciphertext ct;
+    ct.scale = r.f64("scale");
+    check_scale(fn, ct.scale);
+    ct.slots = r.u64("slots");
+    check_slots(fn, ct.slots, ctx.params().n());
+    ct.c0 = read_poly(r, ctx, ct_spec(ctx, "c0"));
+    PolySpec s1 = ct_spec(ctx, "c1");
+    s1.min_q = s1.max_q = ct.c0.q_limbs();  // c1 has c0's shape
+    ct.c1 = read_poly(r, ctx, s1);
+    if (ct.c1.form() != ct.c0.form()) fail(fn, "c1.form must equal c0.form");
+    r.finish();
+    return ct;
+}
+
+Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    static constexpr const char* fn = "plaintext_from_bytes";
+    Reader r = open(fn, ctx, bytes, SerialType::Plaintext);
+    Plaintext pt;
+    pt.scale = r.f64("scale");
+    check_scale(fn, pt.scale);
+    pt.slots = r.u64("slots");
+    check_slots(fn, pt.slots, ctx.params().n());
+    pt.m = read_poly(r, ctx, ct_spec(ctx, "m"));
+    r.finish();
+    return pt;
+}
+
+PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    Reader r = open("public_key_from_bytes", ctx, bytes, SerialType::PublicKey);
+    PublicKey pk;
+    pk.b = read_poly(r, ctx, key_spec(ctx, "b"));
+    pk.a = read_poly(r, ctx, key_spec(ctx, "a"));
+    r.finish();
+    return pk;
+}
+
+SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    Reader r = open("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey);
+    SwitchingKey key = read_switching_key(r, ctx);
+    r.finish();
+    return key;
+}
+
+GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    static constexpr const char* fn = "galois_keys_from_bytes";
+    Reader r = open(fn, ctx, bytes, SerialType::GaloisKeys);
+    const std::uint32_t count = r.u32("key count");
+    const std::size_t n = ctx.params().n();  // N odd elements below 2N
+    if (count > n) fail(fn, "key count must be at most N = " + std::to_string(n) + ", got " + std::to_string(count));
+    GaloisKeys gk;
+    std::uint64_t prev = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint64_t k = r.u64("Galois element");
+        check_galois_element(fn, ctx, k);
+        if (i > 0 && k <= prev) fail(fn, "Galois elements must be strictly increasing, got " + std::to_string(k) + " after " + std::to_string(prev));
+        prev = k;
+        gk.keys.emplace(k, read_switching_key(r, ctx));
+    }
+    r.finish();
+    return gk;
+}
+
+SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+    Reader r = open("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey);
+    SecretKey sk;
+    sk.s = read_poly(r, ctx, key_spec(ctx, "s", /*secret=*/true));
+    r.finish();
+    return sk;
+}
+
+}  // namespace ember

@@ -1,0 +1,65 @@
+// Serialization of ciphertexts, plaintexts and keys to a self-checking byte format.
+//
+// Every object is written as
+//   header   "EMBR" | format version u16 (= 1) | object type u16 | CkksParams::hash() (32 bytes) | payload length u64
+//   payload  (per type, below)
+//   checksum SHA-256 of header + payload (32 bytes)
+// with every integer little-endian and fixed-width. Payloads:
+//   polynomial    q_limbs u32 | basis u8 | form u8 | each limb's N coefficients packed in bit_width(q_i)
+//                 bits, least significant bit first (a limb is N * bit_width(q_i) / 8 bytes, zero-padded
+//                 to a whole byte)
+//   Plaintext     scale f64 | slots u64 | m
+//   Ciphertext    scale f64 | slots u64 | c0 | c1
+//   PublicKey     b | a
+//   SwitchingKey  digits u32 | seeded u8 | per digit: b_j, then its 32-byte seed when seeded (a_j is
+//                 re-expanded with expand_uniform on load: MAD's key compression, about half the size)
+//                 or a_j when not
+//   GaloisKeys    count u32 | count x (Galois element u64 | SwitchingKey payload), elements increasing
+//   SecretKey     s
+//
+// Deserialization treats its input as untrusted: the header, the payload length and the checksum are
+// checked before anything else, then every count and field against the context (limb counts, basis,
+// form, slots, scale, digit count, Galois elements, every coefficient below its prime) before the memory
+// it implies is allocated. Every failure is a std::invalid_argument naming the field and its bound;
+// bytes written for another parameter set are refused with "serialized for different parameters".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ckks/ciphertext.hpp"
+#include "ckks/context.hpp"
+#include "ckks/keys.hpp"
+
+namespace ember {
+
+inline constexpr std::uint16_t kSerialFormatVersion = 1;
+
+/// Object types of the header.
+enum class SerialType : std::uint16_t {
+    Ciphertext = 1,
+    Plaintext = 2,
+    PublicKey = 3,
+    SwitchingKey = 4,
+    GaloisKeys = 5,
+    SecretKey = 6,
+};
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct);
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Plaintext& pt);
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk);
+/// A relinearization key or one Galois key. Seeded keys are written in the seeded (compressed) form.
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const SwitchingKey& key);
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk);
+/// Deliberately named so that a secret key is never written by accident.
+std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk);
+
+Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+
+}  // namespace ember

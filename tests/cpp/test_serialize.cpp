@@ -1,0 +1,608 @@
+// Tests of io/serialize: round trips of every object type (values, bit-identity, keys still usable), the
+// seeded key compression, and the validation of untrusted bytes (truncation at every prefix, random
+// corruption, crafted fields with a valid checksum, other parameters, huge lengths refused before any
+// allocation).
+//
+// EMBER_SERIAL_QUICK=1 in the environment shortens the fuzzing loops (for runs under valgrind).
+#include <gtest/gtest.h>
+
+#include <openssl/evp.h>
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ckks/context.hpp"
+#include "ckks/evaluator.hpp"
+#include "io/serialize.hpp"
+
+namespace ember {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+constexpr std::size_t kHeader = 48;    // magic 4 | version 2 | type 2 | hash 32 | payload length 8
+constexpr std::size_t kChecksum = 32;
+constexpr std::size_t kPolyHeader = 6; // q_limbs 4 | basis 1 | form 1
+
+bool quick() {
+    const char* q = std::getenv("EMBER_SERIAL_QUICK");
+    return q && *q && std::string(q) != "0";
+}
+
+CkksParams small_params(int levels = 3) {
+    CkksParams p;
+    p.log_n = 12;
+    p.levels = levels;
+    p.log_scale = 40;
+    p.first_mod_bits = 50;
+    p.dnum = 2;
+    p.insecure = true;
+    return p;
+}
+
+// A CPU backend that counts polynomial allocations, to check that refused inputs allocate nothing. It
+// forwards every kernel, so it follows the Backend interface (backend/backend.hpp).
+class CountingBackend : public Backend {
+public:
+    explicit CountingBackend(std::shared_ptr<Backend> inner) : in_(std::move(inner)) {}
+    std::atomic<std::size_t> allocations{0};
+    const char* name() const override { return "counting-cpu"; }
+    int threads() const override { return in_->threads(); }
+    u64* allocate(std::size_t words, bool zero) override {
+        ++allocations;
+        return in_->allocate(words, zero);
+    }
+    void release(u64* p, std::size_t words, bool wipe) override { in_->release(p, words, wipe); }
+    void ntt_forward(Limbs x) override { in_->ntt_forward(x); }
+    void ntt_inverse(Limbs x) override { in_->ntt_inverse(x); }
+    void copy(Limbs out, ConstLimbs a) override { in_->copy(out, a); }
+    void add(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->add(out, a, b); }
+    void sub(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->sub(out, a, b); }
+    void neg(Limbs out, ConstLimbs a) override { in_->neg(out, a); }
+    void mul(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->mul(out, a, b); }
+    void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->mul_add(out, a, b); }
+    void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b, const std::uint32_t* perm_a) override {
+        in_->dot(out, a, b, perm_a);
+    }
+    void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool acc) override { in_->mul_const(out, a, c, acc); }
+    void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override { in_->add_const(out, a, c); }
+    void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) override { in_->sub_mul_const(out, a, b, c); }
+    void permute(Limbs out, ConstLimbs a, const std::uint32_t* perm) override { in_->permute(out, a, perm); }
+    void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) override {
+        in_->base_convert(conv, in, out, n, centered);
+    }
+
+private:
+    std::shared_ptr<Backend> in_;
+};
+
+struct World {
+    std::shared_ptr<const Context> ctx;
+    Evaluator ev;
+    KeySet keys;                                // seeded relinearization and Galois keys
+    std::shared_ptr<SwitchingKey> rlk_unseeded;
+    std::vector<cplx> x, y;
+    Ciphertext ct_x, ct_y;
+    std::shared_ptr<CountingBackend> counting;
+    std::shared_ptr<const Context> counted_ctx;  // same parameters, counting backend
+    std::shared_ptr<const Context> other_ctx;    // other parameters
+
+    World() : ctx(std::make_shared<Context>(small_params())), ev(ctx) {
+        keys = ctx->keygen({1, -2}, /*conjugation=*/true, /*seeded=*/true);
+        rlk_unseeded = ctx->gen_relin_key(*keys.secret, /*seeded=*/false);
+        std::mt19937_64 rng(7);
+        std::uniform_real_distribution<double> u(-1, 1);
+        for (std::size_t i = 0; i < ctx->slots(); ++i) {
+            x.emplace_back(u(rng), u(rng));
+            y.emplace_back(u(rng), u(rng));
+        }
+        ct_x = ctx->encrypt(ctx->encode(x), *keys.pub);
+        ct_y = ctx->encrypt(ctx->encode(y), *keys.pub);
+        counting = std::make_shared<CountingBackend>(make_cpu_backend(1));
+        counted_ctx = std::make_shared<Context>(small_params(), 1, counting);
+        other_ctx = std::make_shared<Context>(small_params(2));
+    }
+};
+
+World& world() {
+    static World w;
+    return w;
+}
+
+double max_err(const std::vector<cplx>& a, const std::vector<cplx>& b) {
+    EXPECT_EQ(a.size(), b.size());
+    double e = 0;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) e = std::max(e, std::abs(a[i] - b[i]));
+    return e;
+}
+
+void expect_poly_identical(const Poly& a, const Poly& b, const std::string& what) {
+    ASSERT_FALSE(a.empty()) << what;
+    ASSERT_FALSE(b.empty()) << what;
+    ASSERT_EQ(a.q_limbs(), b.q_limbs()) << what;
+    ASSERT_EQ(a.basis(), b.basis()) << what;
+    ASSERT_EQ(a.form(), b.form()) << what;
+    ASSERT_EQ(a.n(), b.n()) << what;
+    for (std::size_t i = 0; i < a.limbs(); ++i)
+        ASSERT_EQ(0, std::memcmp(a.limb(i), b.limb(i), a.n() * sizeof(u64))) << what << ": limb " << i;
+}
+
+void expect_key_identical(const SwitchingKey& a, const SwitchingKey& b) {
+    ASSERT_EQ(a.digits(), b.digits());
+    ASSERT_EQ(a.a.size(), b.a.size());
+    ASSERT_EQ(a.seeds, b.seeds);
+    for (std::size_t j = 0; j < a.digits(); ++j) {
+        expect_poly_identical(a.b[j], b.b[j], "b[" + std::to_string(j) + "]");
+        expect_poly_identical(a.a[j], b.a[j], "a[" + std::to_string(j) + "]");
+    }
+}
+
+// ---- byte surgery -------------------------------------------------------------------------------------------------
+
+void put_le(Bytes& b, std::size_t off, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.at(off + i) = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+/// Recomputes the checksum, so that a crafted field reaches the payload checks.
+void reseal(Bytes& b) {
+    const std::size_t n = b.size() - kChecksum;
+    unsigned int len = 0;
+    ASSERT_EQ(1, EVP_Digest(b.data(), n, b.data() + n, &len, EVP_sha256(), nullptr));
+}
+
+/// Sets the payload length field to what the bytes hold and reseals.
+void fix_length_and_reseal(Bytes& b) {
+    put_le(b, 40, b.size() - kHeader - kChecksum, 8);
+    reseal(b);
+}
+
+using Loader = std::function<void(const Context&, std::span<const std::uint8_t>)>;
+
+/// Expects loading to throw std::invalid_argument whose message contains `needle`.
+void expect_refused(const Loader& load, const Context& ctx, const Bytes& b, const std::string& needle, const std::string& what) {
+    try {
+        load(ctx, b);
+        ADD_FAILURE() << what << ": accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << what << ": message \"" << e.what() << "\" lacks \"" << needle << "\"";
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << what << ": threw a non-invalid_argument exception: " << e.what();
+    }
+}
+
+struct Sample {
+    const char* name;
+    Bytes bytes;
+    Loader load;
+};
+
+/// One serialized object of every type, with its loader.
+std::vector<Sample> samples() {
+    World& w = world();
+    const Context& c = *w.ctx;
+    std::vector<Sample> s;
+    s.push_back({"Ciphertext", to_bytes(c, w.ct_x), [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); }});
+    s.push_back({"Plaintext", to_bytes(c, c.encode(w.x)), [](const Context& k, std::span<const std::uint8_t> b) { (void)plaintext_from_bytes(k, b); }});
+    s.push_back({"PublicKey", to_bytes(c, *w.keys.pub), [](const Context& k, std::span<const std::uint8_t> b) { (void)public_key_from_bytes(k, b); }});
+    s.push_back({"RelinKeySeeded", to_bytes(c, *w.keys.relin), [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }});
+    s.push_back({"RelinKeyUnseeded", to_bytes(c, *w.rlk_unseeded), [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }});
+    s.push_back({"GaloisKeys", to_bytes(c, *w.keys.galois), [](const Context& k, std::span<const std::uint8_t> b) { (void)galois_keys_from_bytes(k, b); }});
+    s.push_back({"SecretKey", secret_key_to_bytes(c, *w.keys.secret), [](const Context& k, std::span<const std::uint8_t> b) { (void)secret_key_from_bytes(k, b); }});
+    return s;
+}
+
+// ---- round trips ----------------------------------------------------------------------------------------------------
+
+TEST(Serialize, CiphertextRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Bytes b = to_bytes(c, w.ct_x);
+    const Ciphertext back = ciphertext_from_bytes(c, b);
+    expect_poly_identical(w.ct_x.c0, back.c0, "c0");
+    expect_poly_identical(w.ct_x.c1, back.c1, "c1");
+    EXPECT_EQ(w.ct_x.scale, back.scale);
+    EXPECT_EQ(w.ct_x.slots, back.slots);
+    EXPECT_LT(max_err(c.decrypt(back, *w.keys.secret), w.x), 1e-6);
+    EXPECT_EQ(b, to_bytes(c, back));  // canonical
+
+    // A lower level, fewer slots, another context object with the same parameters.
+    std::vector<cplx> few(w.x.begin(), w.x.begin() + 8);
+    Ciphertext low = w.ev.drop_to_level(c.encrypt(c.encode(few), *w.keys.secret), 1);
+    const Bytes bl = to_bytes(c, low);
+    EXPECT_LT(bl.size(), b.size());
+    const Ciphertext back_low = ciphertext_from_bytes(*w.counted_ctx, bl);
+    EXPECT_EQ(back_low.level(), 1u);
+    EXPECT_EQ(back_low.slots, 8u);
+    expect_poly_identical(low.c0, back_low.c0, "low c0");
+    EXPECT_LT(max_err(c.decrypt(ciphertext_from_bytes(c, bl), *w.keys.secret), few), 1e-6);
+}
+
+TEST(Serialize, PlaintextRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Plaintext pt = c.encode(w.y, c.scale_at(2), 2);
+    const Plaintext back = plaintext_from_bytes(c, to_bytes(c, pt));
+    expect_poly_identical(pt.m, back.m, "m");
+    EXPECT_EQ(pt.scale, back.scale);
+    EXPECT_EQ(pt.slots, back.slots);
+    EXPECT_LT(max_err(c.decode(back), w.y), 1e-6);
+}
+
+TEST(Serialize, PublicKeyRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const PublicKey back = public_key_from_bytes(c, to_bytes(c, *w.keys.pub));
+    expect_poly_identical(w.keys.pub->b, back.b, "b");
+    expect_poly_identical(w.keys.pub->a, back.a, "a");
+    EXPECT_LT(max_err(c.decrypt(c.encrypt(c.encode(w.y), back), *w.keys.secret), w.y), 1e-6);
+}
+
+TEST(Serialize, RelinKeyRoundTripSeededAndUnseeded) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    std::vector<cplx> xy(w.x.size());
+    for (std::size_t i = 0; i < xy.size(); ++i) xy[i] = w.x[i] * w.y[i];
+    for (const SwitchingKey* key : {w.keys.relin.get(), w.rlk_unseeded.get()}) {
+        SCOPED_TRACE(key->seeded() ? "seeded" : "unseeded");
+        const Bytes b = to_bytes(c, *key);
+        const SwitchingKey back = switching_key_from_bytes(c, b);
+        EXPECT_EQ(back.seeded(), key->seeded());
+        expect_key_identical(*key, back);  // a_j re-expanded from the seeds bit for bit
+        EXPECT_EQ(b, to_bytes(c, back));
+        const Ciphertext prod = w.ev.mul(w.ct_x, w.ct_y, back);
+        EXPECT_LT(max_err(c.decrypt(prod, *w.keys.secret), xy), 1e-4);
+    }
+    // A seeded key stores the b_j and 32-byte seeds instead of the a_j: about half the size.
+    const double seeded = static_cast<double>(to_bytes(c, *w.keys.relin).size());
+    const double unseeded = static_cast<double>(to_bytes(c, *w.rlk_unseeded).size());
+    EXPECT_NEAR(seeded / unseeded, 0.5, 0.01) << seeded << " vs " << unseeded;
+}
+
+TEST(Serialize, GaloisKeysRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const GaloisKeys& gk = *w.keys.galois;
+    ASSERT_EQ(gk.keys.size(), 3u);
+    const GaloisKeys back = galois_keys_from_bytes(c, to_bytes(c, gk));
+    ASSERT_EQ(back.keys.size(), gk.keys.size());
+    for (const auto& [k, key] : gk.keys) {
+        ASSERT_NE(back.find(k), nullptr) << k;
+        expect_key_identical(key, *back.find(k));
+    }
+    const std::size_t n = w.x.size();
+    for (long r : {1L, -2L}) {
+        std::vector<cplx> want(n);
+        for (std::size_t i = 0; i < n; ++i) want[i] = w.x[(i + n + static_cast<std::size_t>(r + static_cast<long>(n))) % n];
+        EXPECT_LT(max_err(c.decrypt(w.ev.rotate(w.ct_x, r, back), *w.keys.secret), want), 1e-4) << "rotate " << r;
+    }
+    std::vector<cplx> conj(n);
+    for (std::size_t i = 0; i < n; ++i) conj[i] = std::conj(w.x[i]);
+    EXPECT_LT(max_err(c.decrypt(w.ev.conjugate(w.ct_x, back), *w.keys.secret), conj), 1e-4);
+
+    // One Galois key alone, as a switching key.
+    const std::uint64_t k1 = c.galois_element(1);
+    const SwitchingKey one = switching_key_from_bytes(c, to_bytes(c, *gk.find(k1)));
+    expect_key_identical(*gk.find(k1), one);
+    std::vector<cplx> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = w.x[(i + 1) % n];
+    EXPECT_LT(max_err(c.decrypt(w.ev.automorphism(w.ct_x, k1, one), *w.keys.secret), want), 1e-4);
+
+    // Empty key set.
+    EXPECT_TRUE(galois_keys_from_bytes(c, to_bytes(c, GaloisKeys{})).keys.empty());
+}
+
+TEST(Serialize, SecretKeyRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const SecretKey back = secret_key_from_bytes(c, secret_key_to_bytes(c, *w.keys.secret));
+    expect_poly_identical(w.keys.secret->s, back.s, "s");
+    EXPECT_TRUE(back.s.secret());
+    EXPECT_LT(max_err(c.decrypt(w.ct_x, back), w.x), 1e-6);
+}
+
+// ---- sizes ----------------------------------------------------------------------------------------------------------
+
+// The format's size from the parameters alone (checked against the real sizes at N = 2^12, then used to
+// report N = 2^16).
+std::size_t poly_bytes(const CkksParams& p, std::size_t q_limbs, bool qp) {
+    std::size_t bits = 0;
+    for (std::size_t i = 0; i < q_limbs; ++i) bits += static_cast<std::size_t>(std::bit_width(p.q_primes[i]));
+    if (qp)
+        for (u64 q : p.p_primes) bits += static_cast<std::size_t>(std::bit_width(q));
+    return kPolyHeader + p.n() * bits / 8;
+}
+std::size_t switching_key_bytes(const CkksParams& p, std::size_t digits, bool seeded) {
+    const std::size_t full = poly_bytes(p, p.q_primes.size(), true);
+    return 5 + digits * (full + (seeded ? 32 : full));
+}
+constexpr std::size_t kFrame = kHeader + kChecksum;
+
+TEST(Serialize, SizesReport) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const CkksParams& p = c.params();
+    const std::size_t L1 = p.q_primes.size(), d = c.partition().size();
+    struct Row {
+        const char* name;
+        std::size_t actual, formula;
+    };
+    const Row rows[] = {
+        {"Ciphertext (top level)", to_bytes(c, w.ct_x).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false)},
+        {"Plaintext (top level)", to_bytes(c, c.encode(w.x)).size(), kFrame + 16 + poly_bytes(p, L1, false)},
+        {"PublicKey", to_bytes(c, *w.keys.pub).size(), kFrame + 2 * poly_bytes(p, L1, true)},
+        {"Relin key, seeded", to_bytes(c, *w.keys.relin).size(), kFrame + switching_key_bytes(p, d, true)},
+        {"Relin key, unseeded", to_bytes(c, *w.rlk_unseeded).size(), kFrame + switching_key_bytes(p, d, false)},
+        {"Galois keys (3, seeded)", to_bytes(c, *w.keys.galois).size(), kFrame + 4 + 3 * (8 + switching_key_bytes(p, d, true))},
+        {"SecretKey", secret_key_to_bytes(c, *w.keys.secret).size(), kFrame + poly_bytes(p, L1, true)},
+    };
+    std::cout << "[sizes] " << p.describe() << "\n";
+    for (const Row& r : rows) {
+        EXPECT_EQ(r.actual, r.formula) << r.name;
+        std::cout << "[sizes]   " << r.name << ": " << r.actual << " bytes\n";
+    }
+
+    // Computed, not serialized: N = 2^16, L = 24, dnum = 3 (the library's defaults).
+    CkksParams big;
+    big.log_n = 16;
+    big.levels = 24;
+    big.dnum = 3;
+    big.finalize();
+    const std::size_t big_digits = digit_partition(big.q_primes.size(), 3).size();
+    const std::size_t s = kFrame + switching_key_bytes(big, big_digits, true), u = kFrame + switching_key_bytes(big, big_digits, false);
+    std::cout << "[sizes] " << big.describe() << "\n"
+              << "[sizes]   Ciphertext (top level): " << kFrame + 16 + 2 * poly_bytes(big, big.q_primes.size(), false) << " bytes\n"
+              << "[sizes]   Relin key, seeded: " << s << " bytes (" << s / 1048576.0 << " MiB)\n"
+              << "[sizes]   Relin key, unseeded: " << u << " bytes (" << u / 1048576.0 << " MiB)\n"
+              << "[sizes]   Relin key, unseeded, as raw u64 words: " << kFrame + 5 + 2 * big_digits * (kPolyHeader + 8 * big.n() * (big.q_primes.size() + big.p_primes.size()))
+              << " bytes\n";
+}
+
+// ---- untrusted bytes -------------------------------------------------------------------------------------------------
+
+TEST(Serialize, TruncatedAtEveryPrefixIsRefused) {
+    World& w = world();
+    for (const Sample& s : samples()) {
+        SCOPED_TRACE(s.name);
+        const std::size_t size = s.bytes.size();
+        const std::size_t stride = std::max<std::size_t>(1, size / (quick() ? 40 : 1500));
+        std::size_t tried = 0;
+        auto try_len = [&](std::size_t len) {
+            const Bytes cut(s.bytes.begin(), s.bytes.begin() + static_cast<std::ptrdiff_t>(len));
+            expect_refused(s.load, *w.ctx, cut, "", "prefix of " + std::to_string(len) + " bytes");
+            ++tried;
+        };
+        for (std::size_t len = 0; len < size; len += (len < 128 || len + 128 > size) ? 1 : stride) try_len(len);
+        // One byte too many.
+        Bytes longer = s.bytes;
+        longer.push_back(0);
+        expect_refused(s.load, *w.ctx, longer, "payload length", "one extra byte");
+        EXPECT_GT(tried, quick() ? 150u : 1500u);
+        s.load(*w.ctx, s.bytes);  // the whole object still loads
+    }
+}
+
+TEST(Serialize, RandomSingleByteCorruptionIsRefused) {
+    World& w = world();
+    const std::vector<Sample> all = samples();
+    std::mt19937_64 rng(2024);
+    const int trials = quick() ? 60 : 1000;
+    for (int t = 0; t < trials; ++t) {
+        const Sample& s = all[static_cast<std::size_t>(t) % all.size()];
+        Bytes b = s.bytes;
+        const std::size_t pos = rng() % b.size();
+        b[pos] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        expect_refused(s.load, *w.ctx, b, "", std::string(s.name) + ": byte " + std::to_string(pos));
+    }
+}
+
+// Corruption with the checksum recomputed, so that it reaches the payload checks: every outcome must be a
+// clean load or a std::invalid_argument; half of the trials hit the structural fields at the payload's start
+// (scale, slots, limb counts, basis, form, digit count, seeded flag, Galois count and element).
+TEST(Serialize, ResealedCorruptionNeverCrashes) {
+    World& w = world();
+    const std::vector<Sample> all = samples();
+    std::mt19937_64 rng(99);
+    const int trials = quick() ? 60 : 1000;
+    int refused = 0, loaded = 0;
+    for (int t = 0; t < trials; ++t) {
+        const Sample& s = all[static_cast<std::size_t>(t) % all.size()];
+        Bytes b = s.bytes;
+        const std::size_t payload = b.size() - kHeader - kChecksum;
+        const std::size_t pos = kHeader + (t % 2 ? rng() % std::min<std::size_t>(payload, 24) : rng() % payload);
+        b[pos] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        reseal(b);
+        try {
+            s.load(*w.ctx, b);
+            ++loaded;
+        } catch (const std::invalid_argument&) {
+            ++refused;
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << s.name << ": byte " << pos << ": non-invalid_argument exception " << e.what();
+        }
+    }
+    EXPECT_GT(refused, trials / 5);
+    std::cout << "[resealed corruption] " << refused << " refused, " << loaded << " loaded (coefficient bits still below the prime)\n";
+}
+
+TEST(Serialize, HeaderChecks) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Bytes good = to_bytes(c, w.ct_x);
+    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
+    Bytes b = good;
+    b[0] = 'X';
+    expect_refused(ct, c, b, "magic", "magic");
+    b = good;
+    put_le(b, 4, 2, 2);
+    expect_refused(ct, c, b, "version", "version");
+    b = good;
+    put_le(b, 6, 99, 2);
+    expect_refused(ct, c, b, "object type", "type 99");
+    expect_refused([](const Context& k, std::span<const std::uint8_t> x) { (void)plaintext_from_bytes(k, x); }, c, good, "object type", "ciphertext read as plaintext");
+    expect_refused([](const Context& k, std::span<const std::uint8_t> x) { (void)secret_key_from_bytes(k, x); }, c, to_bytes(c, *w.keys.pub), "object type",
+                   "public key read as secret key");
+    b = good;
+    b[kHeader + 100] ^= 1;
+    expect_refused(ct, c, b, "checksum", "payload bit flip");
+    b = good;
+    b.back() ^= 1;
+    expect_refused(ct, c, b, "checksum", "checksum bit flip");
+    // Trailing bytes inside a correctly framed payload.
+    b = good;
+    b.insert(b.end() - kChecksum, 0);
+    fix_length_and_reseal(b);
+    expect_refused(ct, c, b, "unexpected bytes", "trailing payload byte");
+}
+
+TEST(Serialize, OtherParametersAreRefused) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Context& other = *w.other_ctx;
+    auto ko = other.keygen({}, false, true);
+    const std::string msg = "serialized for different parameters";
+    for (const Sample& s : samples()) expect_refused(s.load, other, s.bytes, msg, std::string(s.name) + " into other parameters");
+    const Ciphertext ct_o = other.encrypt(other.encode(w.x), *ko.pub);
+    expect_refused([](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); }, c, to_bytes(other, ct_o), msg, "other ciphertext");
+    expect_refused([](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }, c, to_bytes(other, *ko.relin), msg, "other relin key");
+    // Writing an object of another ring under this context is refused too.
+    EXPECT_THROW(to_bytes(c, ct_o), std::invalid_argument);
+    EXPECT_THROW(to_bytes(c, *ko.relin), std::invalid_argument);
+}
+
+TEST(Serialize, CraftedFieldsAreRefused) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const std::size_t two_n = 2 * c.params().n();
+    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
+    const Loader swk = [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); };
+    const Loader gal = [](const Context& k, std::span<const std::uint8_t> b) { (void)galois_keys_from_bytes(k, b); };
+    const Bytes good_ct = to_bytes(c, w.ct_x);
+    // Ciphertext payload: scale @48, slots @56, c0: q_limbs @64, basis @68, form @69, coefficients @70.
+    auto with = [&](const Bytes& base, std::size_t off, std::uint64_t v, int bytes) {
+        Bytes b = base;
+        put_le(b, off, v, bytes);
+        reseal(b);
+        return b;
+    };
+    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN()), 8), "scale", "NaN scale");
+    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()), 8), "scale", "inf scale");
+    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(-1.0), 8), "scale", "negative scale");
+    expect_refused(ct, c, with(good_ct, 48, 0, 8), "scale", "zero scale");
+    expect_refused(ct, c, with(good_ct, 56, 0, 8), "slots", "0 slots");
+    expect_refused(ct, c, with(good_ct, 56, 3, 8), "slots", "3 slots");
+    expect_refused(ct, c, with(good_ct, 56, c.params().n(), 8), "slots", "N slots");
+    expect_refused(ct, c, with(good_ct, 64, 0, 4), "q_limbs must be in [1, 4]", "0 limbs");
+    expect_refused(ct, c, with(good_ct, 64, 5, 4), "q_limbs must be in [1, 4]", "5 limbs");
+    expect_refused(ct, c, with(good_ct, 64, 0xFFFFFFFFu, 4), "q_limbs", "2^32-1 limbs");
+    expect_refused(ct, c, with(good_ct, 68, 1, 1), "basis", "ciphertext over QP");
+    expect_refused(ct, c, with(good_ct, 68, 9, 1), "basis", "basis 9");
+    expect_refused(ct, c, with(good_ct, 69, 2, 1), "form", "form 2");
+    // Fewer limbs than the data: the rest is "unexpected bytes"; c1 with another limb count: refused.
+    expect_refused(ct, c, with(good_ct, 64, 3, 4), "", "3 limbs declared, 4 stored");
+    // A coefficient of all ones in bit_width(q_0) bits is >= q_0.
+    {
+        Bytes b = good_ct;
+        const int bw = std::bit_width(c.params().q_primes[0]);
+        for (int i = 0; i < bw; ++i) b[70 + i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+        reseal(b);
+        expect_refused(ct, c, b, "must be below its prime", "coefficient >= q_0");
+    }
+
+    // Switching key payload: digits @48, seeded @52, b_0: q_limbs @53, basis @57, form @58.
+    const Bytes good_key = to_bytes(c, *w.keys.relin);
+    expect_refused(swk, c, with(good_key, 48, 3, 4), "digit count must be 2", "3 digits");
+    expect_refused(swk, c, with(good_key, 48, 0xFFFFFFFFu, 4), "digit count", "2^32-1 digits");
+    expect_refused(swk, c, with(good_key, 52, 2, 1), "seeded flag", "seeded = 2");
+    expect_refused(swk, c, with(good_key, 52, 0, 1), "", "seeded key read as unseeded");
+    expect_refused(swk, c, with(good_key, 53, 3, 4), "q_limbs must be in [4, 4]", "key over 3 limbs");
+    expect_refused(swk, c, with(good_key, 57, 0, 1), "basis must be 1 (QP)", "key over Q");
+    expect_refused(swk, c, with(good_key, 58, 0, 1), "form must be 1 (Eval)", "key in coefficient form");
+
+    // Galois keys payload: count @48, first element @52.
+    const Bytes good_gal = to_bytes(c, *w.keys.galois);
+    expect_refused(gal, c, with(good_gal, 52, 4, 8), "odd", "even element");
+    expect_refused(gal, c, with(good_gal, 52, two_n + 1, 8), "below 2N", "element 2N+1");
+    expect_refused(gal, c, with(good_gal, 48, 0xFFFFFFFFu, 4), "key count must be at most", "2^32-1 keys");
+    expect_refused(gal, c, with(good_gal, 48, 4, 4), "truncated", "4 keys declared, 3 stored");
+    {
+        // Second element equal to the first: not increasing.
+        const std::size_t key_len = switching_key_bytes(c.params(), c.partition().size(), true);
+        Bytes b = good_gal;
+        for (int i = 0; i < 8; ++i) b[52 + 8 + key_len + static_cast<std::size_t>(i)] = b[52 + static_cast<std::size_t>(i)];
+        reseal(b);
+        expect_refused(gal, c, b, "strictly increasing", "duplicate element");
+    }
+
+    // Writing refuses what reading would.
+    Ciphertext bad = w.ct_x;
+    bad.slots = 3;
+    EXPECT_THROW(to_bytes(c, bad), std::invalid_argument);
+    bad = w.ct_x;
+    bad.scale = std::nan("");
+    EXPECT_THROW(to_bytes(c, bad), std::invalid_argument);
+    EXPECT_THROW(to_bytes(c, Ciphertext{}), std::invalid_argument);
+    SwitchingKey half = *w.keys.relin;
+    half.b.pop_back();
+    EXPECT_THROW(to_bytes(c, half), std::invalid_argument);
+}
+
+TEST(Serialize, HugeClaimsAreRefusedWithoutAllocating) {
+    World& w = world();
+    const Context& cc = *w.counted_ctx;  // same parameters as w.ctx: its bytes load here
+    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
+    const Loader swk = [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); };
+    const Bytes good = to_bytes(*w.ctx, w.ct_x);
+
+    auto refused_without_allocating = [&](const Loader& load, const Bytes& b, const std::string& needle, const std::string& what) {
+        const std::size_t before = w.counting->allocations.load();
+        expect_refused(load, cc, b, needle, what);
+        EXPECT_EQ(w.counting->allocations.load(), before) << what << ": allocated polynomial memory";
+    };
+    // Payload lengths far beyond the bytes present.
+    for (std::uint64_t len : {std::uint64_t{1} << 40, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+        Bytes b = good;
+        put_le(b, 40, len, 8);
+        reseal(b);
+        refused_without_allocating(ct, b, "payload length", "payload length " + std::to_string(len));
+    }
+    // Huge q_limbs with a valid checksum.
+    {
+        Bytes b = good;
+        put_le(b, 64, 0xFFFFFFFFu, 4);
+        reseal(b);
+        refused_without_allocating(ct, b, "q_limbs", "q_limbs 2^32-1");
+    }
+    // Plausible shapes whose data is missing: refused before the polynomial is allocated.
+    {
+        Bytes b(good.begin(), good.begin() + 70 + 10);
+        b.resize(b.size() + kChecksum);
+        fix_length_and_reseal(b);
+        refused_without_allocating(ct, b, "truncated", "c0 header without its coefficients");
+    }
+    {
+        const Bytes key = to_bytes(*w.ctx, *w.keys.relin);
+        Bytes b(key.begin(), key.begin() + 59 + 100);
+        b.resize(b.size() + kChecksum);
+        fix_length_and_reseal(b);
+        refused_without_allocating(swk, b, "truncated", "key digit without its coefficients");
+    }
+    // The counter does count: a real load allocates the two polynomials.
+    const std::size_t before = w.counting->allocations.load();
+    (void)ciphertext_from_bytes(cc, good);
+    EXPECT_GE(w.counting->allocations.load(), before + 2);
+}
+
+}  // namespace
+}  // namespace ember
