@@ -15,6 +15,15 @@ void check_ct(const char* op, const Ciphertext& a) {
     if (a.c0.empty() || a.c1.empty()) fail(op, "empty ciphertext");
 }
 
+void check_pt(const char* op, const Ciphertext& a, const Plaintext& p) {
+    check_ct(op, a);
+    if (p.m.empty()) fail(op, "empty plaintext");
+    if (p.slots != a.slots)
+        fail(op, "plaintext packs " + std::to_string(p.slots) + " slots, the ciphertext " + std::to_string(a.slots));
+    if (p.level() != a.level())
+        fail(op, "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a.level()));
+}
+
 bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
 std::string scale_str(double s) {
@@ -71,8 +80,7 @@ Ciphertext Evaluator::negate(const Ciphertext& a0) const {
 }
 
 Ciphertext Evaluator::add_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_ct("add_plain", a0);
-    if (p.level() != a0.level()) fail("add_plain", "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a0.level()));
+    check_pt("add_plain", a0, p);
     if (!scales_match(p.scale, a0.scale)) fail("add_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
     Ciphertext a = a0;
     poly_add(a.c0, a.c0, p.m);
@@ -80,8 +88,8 @@ Ciphertext Evaluator::add_plain(const Ciphertext& a0, const Plaintext& p) const 
 }
 
 Ciphertext Evaluator::sub_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_ct("sub_plain", a0);
-    if (p.level() != a0.level() || !scales_match(p.scale, a0.scale)) fail("sub_plain", "plaintext level or scale differs from the ciphertext's");
+    check_pt("sub_plain", a0, p);
+    if (!scales_match(p.scale, a0.scale)) fail("sub_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
     Ciphertext a = a0;
     poly_sub(a.c0, a.c0, p.m);
     return a;
@@ -171,8 +179,7 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
 }
 
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_ct("mul_plain", a0);
-    if (p.level() != a0.level()) fail("mul_plain", "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a0.level()));
+    check_pt("mul_plain", a0, p);
     Ciphertext a = a0;
     poly_mul(a.c0, a.c0, p.m);
     poly_mul(a.c1, a.c1, p.m);

@@ -1,0 +1,742 @@
+// End-to-end tests of CKKS (ckks/params, encoder, context, evaluator) at N = 2^12 against plain complex arithmetic
+// in double / long double, with error bounds derived from the noise model below.
+//
+// Noise model (slot errors before dividing by the scale Delta = 2^log_scale; N = 2^12). A polynomial error e gives
+// slot j the error e(zeta_j), a sum of N terms:
+//   * encoding rounding, coefficients uniform in [-1/2, 1/2]:   E|e(zeta)|^2 = N/12, std 18.5
+//   * fresh Gaussian error, sigma = 3.2 (secret-key encryption): E|e(zeta)|^2 = N sigma^2, std 205
+//   * rounding of a division (ModDown, Rescale): r0 + r1 s with r_i uniform in [-1/2, 1/2] and s ternary. In the
+//     slots this is r0(zeta) + r1(zeta) s(zeta), a product of two independent near-Gaussians with E|.|^2 = N/12 and
+//     2N/3: scale sigma_r = N sqrt(2/36) = 0.236 N = 965. The product has a heavier tail than a Gaussian:
+//     P(|r1 s| > k sigma_r) ~ exp(-2k), so the largest of 2048 slots exceeds 10 sigma_r = 2.4 N with probability
+//     below 2048 e^-20 < 1e-5. Public-key encryption divides its noise by P, leaving only this rounding; rotations
+//     and relinearization add one such term (their key-switching noise, alpha (D/P) sigma N, is below 2^-8 per
+//     coefficient).
+// Measured maxima (N = 2^12, log_scale = 40): sk encryption 2^-30.7, pk encryption 2^-27.5 (1.4 N / Delta),
+// mul 2^-27.2, rotate 2^-27.4. Bounds, with |m| <= 1 per slot:
+//   fresh (pk or sk):               one rounding term, tail 2.4 N                      -> fresh() = 4 N / Delta (2^-26)
+//   after one mul / rescale / rotation: the inputs' errors times |m| <= 1, plus one rounding term, tail <= 4.8 N
+//                                                                                          -> op() = 8 N / Delta (2^-25)
+// A functional error (wrong slot, scale, sign or key) is of order 1, far above these; so is any loss of more than
+// ~2 bits of precision against the measured values.
+#include <gtest/gtest.h>
+#include <gmp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ckks/context.hpp"
+#include "ckks/evaluator.hpp"
+#include "math/primes.hpp"
+
+namespace ember {
+namespace {
+
+using cvec = std::vector<cplx>;
+
+CkksParams test_params(int levels, int dnum) {
+    CkksParams p;
+    p.log_n = 12;
+    p.levels = levels;
+    p.log_scale = 40;
+    p.first_mod_bits = 50;
+    p.dnum = dnum;
+    p.insecure = true;
+    return p;
+}
+
+struct Env {
+    std::shared_ptr<Context> ctx;
+    KeySet keys;
+    std::unique_ptr<Evaluator> ev;
+    Env(CkksParams p, const std::vector<long>& rotations, bool conjugation, int threads = 2) {
+        ctx = std::make_shared<Context>(p, threads);
+        keys = ctx->keygen(rotations, conjugation);
+        ev = std::make_unique<Evaluator>(ctx);
+    }
+    /// N / Delta: the unit of the noise bounds.
+    double unit() const { return std::ldexp(1.0, ctx->params().log_n - ctx->params().log_scale); }
+    double fresh() const { return 4 * unit(); }
+    double op() const { return 8 * unit(); }
+    Ciphertext enc(const cvec& z, bool pk = true, std::size_t level = SIZE_MAX) const {
+        const std::size_t l = level == SIZE_MAX ? ctx->max_level() : level;
+        const Plaintext pt = ctx->encode(z, ctx->scale_at(l), l);
+        return pk ? ctx->encrypt(pt, *keys.pub) : ctx->encrypt(pt, *keys.secret);
+    }
+    cvec dec(const Ciphertext& ct) const { return ctx->decrypt(ct, *keys.secret); }
+};
+
+/// The main context: levels 3, dnum 2, rotations +-1 and 3, conjugation; threads = 2. Built once.
+Env& env() {
+    static Env e(test_params(3, 2), {1, -1, 3}, true);
+    return e;
+}
+
+/// Slots uniform in the square [-1/sqrt2, 1/sqrt2]^2, so |z| <= 1 and products stay in the unit disk.
+cvec random_slots(std::size_t n, std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> d(-M_SQRT1_2, M_SQRT1_2);
+    cvec v(n);
+    for (auto& x : v) x = cplx(d(rng), d(rng));
+    return v;
+}
+
+double max_err(const cvec& a, const cvec& b) {
+    EXPECT_EQ(a.size(), b.size());
+    double m = 0;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+    return m;
+}
+
+cvec rotated(const cvec& z, long r) {
+    const long n = static_cast<long>(z.size());
+    cvec o(z.size());
+    for (long j = 0; j < n; ++j) o[j] = z[((j + r) % n + n) % n];  // left rotation: slot j takes slot j + r
+    return o;
+}
+
+template <class F>
+cvec map2(const cvec& a, const cvec& b, F f) {
+    cvec o(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) o[i] = f(a[i], b[i]);
+    return o;
+}
+
+template <class F>
+void expect_invalid(F&& f, const std::vector<std::string>& words) {
+    try {
+        f();
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        const std::string msg = e.what();
+        for (const auto& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "message '" << msg << "' lacks '" << w << "'";
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "wrong exception type: " << e.what();
+    }
+}
+
+// ---- GMP helpers for the encoder checks -------------------------------------------------------------------------
+
+struct Z {
+    mpz_t v;
+    Z() { mpz_init(v); }
+    ~Z() { mpz_clear(v); }
+    Z(const Z&) = delete;
+    Z& operator=(const Z&) = delete;
+};
+
+/// Centered integer coefficients of p (any form) as doubles, by GMP CRT (Garner).
+std::vector<double> centered_coeffs(const Poly& p_in) {
+    Poly p(p_in);
+    poly_to_coeff(p);
+    std::vector<u64> primes;
+    for (std::size_t i = 0; i < p.q_limbs(); ++i) primes.push_back(p.table(i).mod.q);
+    Z M, x, t, inv, qi, half;
+    std::vector<double> out(p.n());
+    for (std::size_t c = 0; c < p.n(); ++c) {
+        mpz_set_ui(M.v, 1);
+        mpz_set_ui(x.v, 0);
+        for (std::size_t i = 0; i < primes.size(); ++i) {
+            mpz_set_ui(qi.v, primes[i]);
+            mpz_set_ui(t.v, p.limb(i)[c]);
+            mpz_sub(t.v, t.v, x.v);
+            mpz_invert(inv.v, M.v, qi.v);
+            mpz_mul(t.v, t.v, inv.v);
+            mpz_fdiv_r(t.v, t.v, qi.v);
+            mpz_addmul(x.v, t.v, M.v);
+            mpz_mul(M.v, M.v, qi.v);
+        }
+        mpz_fdiv_q_2exp(half.v, M.v, 1);
+        if (mpz_cmp(x.v, half.v) > 0) mpz_sub(x.v, x.v, M.v);
+        out[c] = mpz_get_d(x.v);
+    }
+    return out;
+}
+
+/// Slot j = m(zeta^(5^j)), zeta = exp(i pi / N), by direct evaluation in long double.
+std::vector<std::complex<long double>> naive_slots(const std::vector<double>& coeffs, double scale, std::size_t slots) {
+    const std::size_t n = coeffs.size(), two_n = 2 * n;
+    std::vector<std::complex<long double>> zeta(two_n);
+    for (std::size_t t = 0; t < two_n; ++t) {
+        const long double a = 3.14159265358979323846264338327950288L * static_cast<long double>(t) / static_cast<long double>(n);
+        zeta[t] = {cosl(a), sinl(a)};
+    }
+    std::vector<std::complex<long double>> out(slots);
+    std::size_t g = 1;
+    for (std::size_t j = 0; j < slots; ++j) {
+        std::complex<long double> s = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (coeffs[i] != 0) s += static_cast<long double>(coeffs[i]) * zeta[(i * g) % two_n];
+        out[j] = s / static_cast<long double>(scale);
+        g = g * 5 % two_n;
+    }
+    return out;
+}
+
+// ---- parameters -------------------------------------------------------------------------------------------------
+
+TEST(CkksParams, InsecureParametersAreRefused) {
+    CkksParams p;
+    p.log_n = 16;
+    p.levels = 30;
+    try {
+        p.finalize();
+        ADD_FAILURE() << "log_n = 16, levels = 30 accepted without insecure";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("128-bit"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(p.finalized());
+    CkksParams p2;
+    p2.log_n = 16;
+    p2.levels = 30;
+    expect_invalid([&] { Context c(p2); }, {"128-bit"});
+    // the same literal with insecure = true finalizes
+    p2.insecure = true;
+    EXPECT_NO_THROW(p2.finalize());
+    EXPECT_GT(p2.log_qp(), max_log_qp_128(16));
+    // a small ring needs insecure as well
+    CkksParams p3 = test_params(2, 1);
+    p3.log_n = 9;
+    p3.insecure = false;
+    expect_invalid([&] { p3.finalize(); }, {"log_n"});
+}
+
+TEST(CkksParams, ValidationNamesTheParameter) {
+    auto bad = [](auto mutate, const char* word) {
+        CkksParams p = test_params(3, 2);
+        mutate(p);
+        expect_invalid([&] { p.finalize(); }, {word});
+    };
+    bad([](CkksParams& p) { p.levels = -1; }, "levels");
+    bad([](CkksParams& p) { p.log_scale = 10; }, "log_scale");
+    bad([](CkksParams& p) { p.log_scale = 61; }, "log_scale");
+    bad([](CkksParams& p) { p.first_mod_bits = 30; }, "first_mod_bits");
+    bad([](CkksParams& p) { p.dnum = 0; }, "dnum");
+    bad([](CkksParams& p) { p.dnum = 5; }, "dnum");
+    bad([](CkksParams& p) { p.sigma = 0; }, "sigma");
+    bad([](CkksParams& p) { p.special_mod_bits = 10; }, "special_mod_bits");
+    bad([](CkksParams& p) { p.log_n = 18; }, "log_n");
+    bad([](CkksParams& p) { p.secret = SecretDist::HammingWeight; p.hamming_weight = 0; }, "hamming_weight");
+}
+
+TEST(CkksParams, PrimeChainProperties) {
+    struct Case { int log_n, levels, log_scale, first, dnum; bool insecure; };
+    const Case cases[] = {{12, 3, 40, 50, 2, true}, {12, 4, 40, 50, 3, true}, {12, 3, 40, 50, 1, true}, {14, 5, 40, 50, 3, false},
+                          {13, 8, 50, 60, 3, true}, {15, 12, 45, 55, 4, false}, {14, 0, 40, 50, 1, false}};
+    for (const auto& c : cases) {
+        CkksParams p;
+        p.log_n = c.log_n; p.levels = c.levels; p.log_scale = c.log_scale; p.first_mod_bits = c.first; p.dnum = c.dnum; p.insecure = c.insecure;
+        SCOPED_TRACE(p.describe());
+        ASSERT_NO_THROW(p.finalize());
+        SCOPED_TRACE(p.describe());
+        const u64 two_n = 2 * p.n();
+        ASSERT_EQ(p.q_primes.size(), static_cast<std::size_t>(c.levels + 1));
+        std::vector<u64> all = p.q_primes;
+        all.insert(all.end(), p.p_primes.begin(), p.p_primes.end());
+        for (u64 q : all) {
+            EXPECT_TRUE(is_prime(q)) << q;
+            EXPECT_EQ(q % two_n, 1u) << q;
+        }
+        std::sort(all.begin(), all.end());
+        EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "repeated prime";
+        EXPECT_NEAR(std::log2(double(p.q_primes[0])), c.first, 0.01);
+        for (std::size_t i = 1; i < p.q_primes.size(); ++i) {
+            EXPECT_NEAR(std::log2(double(p.q_primes[i])), c.log_scale, 0.01);
+            if (c.log_scale == 50) {
+                EXPECT_LT(p.q_primes[i], u64(1) << 50);
+            }
+        }
+        // P exceeds the largest digit by the 16-bit margin, with the fewest special primes that do
+        double max_digit = 0;
+        for (auto [f, l] : digit_partition(p.q_primes.size(), c.dnum)) {
+            double b = 0;
+            for (std::size_t i = f; i < l; ++i) b += std::log2(double(p.q_primes[i]));
+            max_digit = std::max(max_digit, b);
+        }
+        double pbits = 0;
+        for (u64 q : p.p_primes) pbits += std::log2(double(q));
+        EXPECT_GE(pbits, max_digit + 16);
+        EXPECT_LT(pbits - std::log2(double(p.p_primes.back())), max_digit + 16) << "one special prime fewer would do";
+        double qbits = 0;
+        for (u64 q : p.q_primes) qbits += std::log2(double(q));
+        EXPECT_NEAR(p.log_q(), qbits, 1e-9);
+        EXPECT_NEAR(p.log_qp(), qbits + pbits, 1e-9);
+        if (!c.insecure) {
+            EXPECT_LE(p.log_qp(), max_log_qp_128(c.log_n));
+        }
+    }
+}
+
+// ---- encoding ---------------------------------------------------------------------------------------------------
+
+TEST(CkksEncoder, RoundTripFullAndSparse) {
+    Env& e = env();
+    std::mt19937_64 rng(21);
+    // Rounding the coefficients costs at most sqrt(N/12) * 6 / Delta ~ 2^-33 per slot: 2^-30 leaves 8x.
+    const double bound = std::ldexp(1.0, -30);
+    for (std::size_t slots : {1, 2, 16, 2048}) {
+        for (std::size_t level : {std::size_t(0), e.ctx->max_level()}) {
+            const cvec z = random_slots(slots, rng);
+            const Plaintext pt = e.ctx->encode(z, e.ctx->scale_at(level), level);
+            EXPECT_EQ(pt.slots, slots);
+            EXPECT_EQ(pt.level(), level);
+            EXPECT_LT(max_err(e.ctx->decode(pt), z), bound) << "slots " << slots << " level " << level;
+        }
+    }
+    // scales beyond 2^63 (the coefficients' residues are computed from the double's mantissa and exponent)
+    for (int log_scale : {62, 70, 90}) {
+        const cvec z = random_slots(64, rng);
+        const Plaintext pt = e.ctx->encode(z, std::ldexp(1.0, log_scale), e.ctx->max_level());
+        EXPECT_LT(max_err(e.ctx->decode(pt), z), bound) << "scale 2^" << log_scale;
+    }
+    // large values at a small scale: relative precision
+    cvec big = random_slots(2048, rng);
+    for (auto& v : big) v *= 1e6;
+    EXPECT_LT(max_err(e.ctx->decode(e.ctx->encode(big)), big), 1e6 * bound);
+    // a real constant vector encodes to a constant polynomial
+    const cvec c(2048, cplx(0.75, 0));
+    const auto coeffs = centered_coeffs(e.ctx->encode(c).m);
+    EXPECT_EQ(coeffs[0], std::round(0.75 * e.ctx->scale_at(e.ctx->max_level())));
+    for (std::size_t i = 1; i < coeffs.size(); ++i) ASSERT_EQ(coeffs[i], 0.0) << i;
+}
+
+TEST(CkksEncoder, DecodeMatchesDirectEvaluation) {
+    Env& e = env();
+    std::mt19937_64 rng(22);
+    const double scale = e.ctx->scale_at(e.ctx->max_level());
+    for (std::size_t slots : {1, 2, 16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const cvec z = random_slots(slots, rng);
+        const Plaintext pt = e.ctx->encode(z);
+        const auto coeffs = centered_coeffs(pt.m);
+        // a sparse encoding lives in Z[X^(N / 2 slots)]
+        const std::size_t gap = e.ctx->params().n() / (2 * slots);
+        for (std::size_t i = 0; i < coeffs.size(); ++i)
+            if (i % gap) {
+                ASSERT_EQ(coeffs[i], 0.0) << "coefficient " << i << " outside the subring";
+            }
+        const auto naive = naive_slots(coeffs, scale, slots);
+        const cvec dec = e.ctx->decode(pt);
+        for (std::size_t j = 0; j < slots; ++j) {
+            const cplx nj(static_cast<double>(naive[j].real()), static_cast<double>(naive[j].imag()));
+            ASSERT_LT(std::abs(dec[j] - nj), std::ldexp(1.0, -40)) << "decode vs direct evaluation, slot " << j;
+            ASSERT_LT(std::abs(z[j] - nj), std::ldexp(1.0, -30)) << "encode: m(zeta^(5^j)) != z_j, slot " << j;
+        }
+    }
+    // an arbitrary polynomial (not from the encoder) with random 45-bit coefficients, full slots
+    Plaintext pt;
+    pt.m = Poly(e.ctx->ring(), 3, Basis::Q, Form::Coeff);
+    pt.scale = std::ldexp(1.0, 50);
+    pt.slots = e.ctx->slots();
+    std::vector<double> coeffs(pt.m.n());
+    for (auto& c : coeffs) c = static_cast<double>(static_cast<i64>(rng() >> 19) - (i64(1) << 44));
+    for (std::size_t i = 0; i < pt.m.q_limbs(); ++i)
+        for (std::size_t c = 0; c < pt.m.n(); ++c) pt.m.limb(i)[c] = pt.m.table(i).mod.from_signed(static_cast<i64>(coeffs[c]));
+    const auto naive = naive_slots(coeffs, pt.scale, pt.slots);
+    const cvec dec = e.ctx->decode(pt);
+    for (std::size_t j = 0; j < pt.slots; ++j)
+        ASSERT_LT(std::abs(dec[j] - cplx(double(naive[j].real()), double(naive[j].imag()))), std::ldexp(1.0, -36)) << "slot " << j;
+}
+
+TEST(CkksEncoder, ResidueOfMatchesGmp) {
+    std::mt19937_64 rng(23);
+    const auto qs = ntt_primes_near(60, 2, 1 << 13);
+    Z x, m;
+    for (int e = 0; e < 400; e += 3) {
+        for (int sgn : {1, -1}) {
+            // an integral double with a full 53-bit mantissa (or fewer bits for small e)
+            const double mant = static_cast<double>((rng() >> 11) | (u64(1) << 52));
+            const double v = sgn * (e >= 52 ? std::ldexp(mant, e - 52) : std::floor(std::ldexp(mant, e - 52)));
+            mpz_set_d(x.v, v);
+            for (u64 q : qs) ASSERT_EQ(Encoder::residue_of(v, Modulus(q)), mpz_fdiv_ui(x.v, q)) << "v = " << v;
+        }
+    }
+    EXPECT_THROW(Encoder::residue_of(std::numeric_limits<double>::infinity(), Modulus(qs[0])), std::invalid_argument);
+}
+
+// ---- encryption and additive operations -------------------------------------------------------------------------
+
+TEST(Ckks, EncryptDecryptPublicAndSecretKey) {
+    Env& e = env();
+    std::mt19937_64 rng(24);
+    for (std::size_t slots : {1, 16, 2048}) {
+        for (bool pk : {true, false}) {
+            for (std::size_t level : {std::size_t(0), std::size_t(2), e.ctx->max_level()}) {
+                const cvec z = random_slots(slots, rng);
+                const Ciphertext ct = e.enc(z, pk, level);
+                EXPECT_EQ(ct.level(), level);
+                EXPECT_EQ(ct.slots, slots);
+                const double err = max_err(e.dec(ct), z);
+                EXPECT_LT(err, e.fresh()) << (pk ? "public" : "secret") << " key, slots " << slots << " level " << level;
+            }
+        }
+    }
+    // two encryptions of the same message differ (fresh randomness)
+    const cvec z = random_slots(2048, rng);
+    const Ciphertext a = e.enc(z), b = e.enc(z);
+    EXPECT_FALSE(std::equal(a.c1.limb(0), a.c1.limb(0) + a.c1.n(), b.c1.limb(0)));
+}
+
+TEST(Ckks, AddSubNegateConstantsAndPlaintexts) {
+    Env& e = env();
+    std::mt19937_64 rng(25);
+    for (std::size_t slots : {16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const cvec x = random_slots(slots, rng), y = random_slots(slots, rng);
+        const Ciphertext cx = e.enc(x), cy = e.enc(y, false);
+        const double two = 2 * e.fresh();
+        EXPECT_LT(max_err(e.dec(e.ev->add(cx, cy)), map2(x, y, [](cplx a, cplx b) { return a + b; })), two);
+        EXPECT_LT(max_err(e.dec(e.ev->sub(cx, cy)), map2(x, y, [](cplx a, cplx b) { return a - b; })), two);
+        EXPECT_LT(max_err(e.dec(e.ev->negate(cx)), map2(x, x, [](cplx a, cplx) { return -a; })), e.fresh());
+        for (cplx c : {cplx(0.25, 0), cplx(-3.5, 0), cplx(0.3, -0.7), cplx(0, 1)}) {
+            EXPECT_LT(max_err(e.dec(e.ev->add_const(cx, c)), map2(x, x, [c](cplx a, cplx) { return a + c; })), e.fresh()) << "add_const " << c;
+        }
+        const Plaintext py = e.ctx->encode(y, cx.scale, cx.level());
+        EXPECT_LT(max_err(e.dec(e.ev->add_plain(cx, py)), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.fresh());
+        EXPECT_LT(max_err(e.dec(e.ev->sub_plain(cx, py)), map2(x, y, [](cplx a, cplx b) { return a - b; })), e.fresh());
+        EXPECT_LT(max_err(e.dec(e.ev->add_vector(cx, y)), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.fresh());
+        // operands at different levels are aligned to the lower one
+        const Ciphertext low = e.enc(y, true, 1);
+        const Ciphertext s = e.ev->add(cx, low);
+        EXPECT_EQ(s.level(), 1u);
+        EXPECT_LT(max_err(e.dec(s), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.op());
+        // integer constants: exact, no level used
+        for (std::int64_t k : {3, -2, 0}) {
+            const Ciphertext r = e.ev->mul_const(cx, cplx(double(k), 0));
+            EXPECT_EQ(r.level(), cx.level());
+            EXPECT_EQ(r.scale, cx.scale);
+            EXPECT_LT(max_err(e.dec(r), map2(x, x, [k](cplx a, cplx) { return a * double(k); })), std::max<double>(1, std::abs(k)) * e.fresh()) << k;
+            EXPECT_LT(max_err(e.dec(e.ev->mul_int(cx, k)), map2(x, x, [k](cplx a, cplx) { return a * double(k); })), std::max<double>(1, std::abs(k)) * e.fresh());
+        }
+    }
+}
+
+// ---- multiplication ---------------------------------------------------------------------------------------------
+
+TEST(Ckks, MulMergedAndPlainPaths) {
+    Env& e = env();
+    std::mt19937_64 rng(26);
+    for (std::size_t slots : {16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const cvec x = random_slots(slots, rng), y = random_slots(slots, rng);
+        const cvec xy = map2(x, y, [](cplx a, cplx b) { return a * b; });
+        const Ciphertext cx = e.enc(x), cy = e.enc(y);
+        const Ciphertext m1 = e.ev->mul(cx, cy, *e.keys.relin, true);
+        const Ciphertext m0 = e.ev->mul(cx, cy, *e.keys.relin, false);
+        for (const Ciphertext* m : {&m1, &m0}) {
+            EXPECT_EQ(m->level(), cx.level() - 1);
+            EXPECT_NEAR(m->scale / e.ctx->scale_at(m->level()), 1.0, 1e-12) << "not on the canonical scale";
+        }
+        const double err_merged = max_err(e.dec(m1), xy), err_plain = max_err(e.dec(m0), xy);
+        EXPECT_LT(err_merged, e.op()) << "merged ModDown + Rescale";
+        EXPECT_LT(err_plain, e.op()) << "ModDown then Rescale";
+        EXPECT_LT(max_err(e.dec(m1), e.dec(m0)), 2 * e.op());
+        RecordProperty("mul_err_log2_merged_slots" + std::to_string(slots), std::to_string(std::log2(err_merged)));
+        RecordProperty("mul_err_log2_plain_slots" + std::to_string(slots), std::to_string(std::log2(err_plain)));
+        // square
+        EXPECT_LT(max_err(e.dec(e.ev->square(cx, *e.keys.relin)), map2(x, x, [](cplx a, cplx b) { return a * b; })), e.op());
+        // relinearized, not rescaled: scale Delta^2, same level
+        const Ciphertext r = e.ev->multiply_relin(cx, cy, *e.keys.relin);
+        EXPECT_EQ(r.level(), cx.level());
+        EXPECT_DOUBLE_EQ(r.scale, cx.scale * cy.scale);
+        EXPECT_LT(max_err(e.dec(r), xy), e.op());
+        EXPECT_LT(max_err(e.dec(e.ev->rescale(r)), xy), e.op());
+    }
+}
+
+TEST(Ckks, MulChainDownToLevelZero) {
+    Env& e = env();
+    std::mt19937_64 rng(27);
+    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+    const Ciphertext cx = e.enc(x), cy = e.enc(y);
+    // p_{k+1} = p_k * (x or y): with |x|, |y|, |p_k| <= 1 the error grows by at most the input's error plus one
+    // multiplication's: err(p_k) <= k (fresh + op).
+    Ciphertext p = cx;
+    cvec want = x;
+    for (std::size_t k = 1; k <= e.ctx->max_level(); ++k) {
+        const bool use_x = k % 2 == 0;
+        p = e.ev->mul(p, use_x ? cx : cy, *e.keys.relin, k % 2 == 1);  // the other operand is at a higher level
+        want = map2(want, use_x ? x : y, [](cplx a, cplx b) { return a * b; });
+        EXPECT_EQ(p.level(), e.ctx->max_level() - k);
+        EXPECT_LT(max_err(e.dec(p), want), k * (e.fresh() + e.op())) << "depth " << k;
+    }
+    ASSERT_EQ(p.level(), 0u);
+    expect_invalid([&] { e.ev->mul(p, p, *e.keys.relin); }, {"level"});
+    expect_invalid([&] { e.ev->rescale(p); }, {"level 0"});
+    expect_invalid([&] { e.ev->mul_const(p, cplx(0.5, 0)); }, {"level"});
+}
+
+TEST(Ckks, MulByFractionalConstantsAndVectors) {
+    Env& e = env();
+    std::mt19937_64 rng(28);
+    const cvec x = random_slots(2048, rng), v = random_slots(2048, rng);
+    const Ciphertext cx = e.enc(x);
+    for (cplx c : {cplx(0.5, 0), cplx(-1.25, 0), cplx(3.7, 0), cplx(0.3, -0.7), cplx(1e-3, 0)}) {
+        const Ciphertext r = e.ev->mul_const(cx, c);
+        EXPECT_EQ(r.level(), cx.level() - 1) << c;
+        EXPECT_NEAR(r.scale / e.ctx->scale_at(r.level()), 1.0, 1e-12);
+        // the input's error times |c| plus the rescale rounding
+        EXPECT_LT(max_err(e.dec(r), map2(x, x, [c](cplx a, cplx) { return a * c; })), std::max(1.0, std::abs(c)) * e.op()) << c;
+    }
+    const Ciphertext r = e.ev->mul_vector(cx, v);
+    EXPECT_EQ(r.level(), cx.level() - 1);
+    EXPECT_LT(max_err(e.dec(r), map2(x, v, [](cplx a, cplx b) { return a * b; })), e.op());
+    // product then sum with a fresh ciphertext: levels and scales are reconciled automatically
+    const Ciphertext s = e.ev->add(e.ev->mul_const(cx, cplx(0.5, 0)), cx);
+    EXPECT_LT(max_err(e.dec(s), map2(x, x, [](cplx a, cplx) { return 1.5 * a; })), 2 * e.op());
+}
+
+// ---- rotations --------------------------------------------------------------------------------------------------
+
+TEST(Ckks, RotateAndConjugate) {
+    Env& e = env();
+    std::mt19937_64 rng(29);
+    for (std::size_t slots : {16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const cvec x = random_slots(slots, rng);
+        for (std::size_t level : {e.ctx->max_level(), std::size_t(1)}) {
+            const Ciphertext cx = e.enc(x, true, level);
+            for (long r : {1L, -1L, 3L}) {
+                const Ciphertext rc = e.ev->rotate(cx, r, *e.keys.galois);
+                EXPECT_EQ(rc.level(), level);
+                EXPECT_LT(max_err(e.dec(rc), rotated(x, r)), e.op()) << "rotate " << r << " level " << level;
+            }
+            cvec cj(x);
+            for (auto& v : cj) v = std::conj(v);
+            EXPECT_LT(max_err(e.dec(e.ev->conjugate(cx, *e.keys.galois)), cj), e.op()) << "conjugate, level " << level;
+            // rotations by a multiple of the slot count are the identity and need no key
+            EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 0, *e.keys.galois)), x), e.fresh());
+            EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, static_cast<long>(slots), *e.keys.galois)), x), e.fresh());
+        }
+        // composition: rotate 1 then 3 = rotate 4
+        const Ciphertext c13 = e.ev->rotate(e.ev->rotate(e.enc(x), 1, *e.keys.galois), 3, *e.keys.galois);
+        EXPECT_LT(max_err(e.dec(c13), rotated(x, 4)), 2 * e.op());
+    }
+}
+
+TEST(Ckks, RotateManyMatchesIndividualRotations) {
+    Env& e = env();
+    std::mt19937_64 rng(30);
+    for (std::size_t slots : {16, 2048}) {
+        const cvec x = random_slots(slots, rng);
+        const Ciphertext cx = e.enc(x);
+        const std::vector<long> steps = {1, -1, 3, 0, 1};
+        const auto many = e.ev->rotate_many(cx, steps, *e.keys.galois);
+        ASSERT_EQ(many.size(), steps.size());
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            const cvec got = e.dec(many[i]);
+            EXPECT_LT(max_err(got, rotated(x, steps[i])), e.op()) << "slots " << slots << " step " << steps[i];
+            EXPECT_LT(max_err(got, e.dec(e.ev->rotate(cx, steps[i], *e.keys.galois))), 2 * e.op());
+            EXPECT_EQ(many[i].level(), cx.level());
+            EXPECT_EQ(many[i].slots, slots);
+        }
+    }
+}
+
+TEST(Ckks, GaloisElementsAndScales) {
+    Env& e = env();
+    const u64 two_n = 2 * e.ctx->params().n(), half = e.ctx->params().n() / 2;
+    for (long r : {0L, 1L, 2L, 3L, 7L, 100L, 2047L, 2048L, 4096L, -1L, -3L, -2048L}) {
+        u64 g = 1;
+        const long rr = ((r % long(half)) + long(half)) % long(half);
+        for (long i = 0; i < rr; ++i) g = g * 5 % two_n;
+        EXPECT_EQ(e.ctx->galois_element(r), g) << r;
+        EXPECT_EQ(e.ctx->galois_element(r) * e.ctx->galois_element(-r) % two_n, 1u) << r;
+    }
+    EXPECT_EQ(e.ctx->conjugation_element(), two_n - 1);
+    EXPECT_EQ(e.ctx->scale_at(e.ctx->max_level()), std::ldexp(1.0, 40));
+    for (std::size_t l = e.ctx->max_level(); l > 0; --l)
+        EXPECT_DOUBLE_EQ(e.ctx->scale_at(l - 1), e.ctx->scale_at(l) * e.ctx->scale_at(l) / double(e.ctx->params().q_primes[l]));
+}
+
+// ---- other parameter sets and key variants ----------------------------------------------------------------------
+
+void mul_rotate_check(Env& e, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+    Ciphertext cx = e.enc(x), cy = e.enc(y);
+    cvec wx = x, wy = y;
+    // at every level down to 1: mul (both paths) and rotate; then step one level down
+    for (std::size_t level = e.ctx->max_level(); level >= 1; --level) {
+        SCOPED_TRACE("level " + std::to_string(level));
+        const cvec xy = map2(wx, wy, [](cplx a, cplx b) { return a * b; });
+        EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *e.keys.relin, true)), xy), 2 * e.op());
+        EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *e.keys.relin, false)), xy), 2 * e.op());
+        EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 1, *e.keys.galois)), rotated(wx, 1)), 2 * e.op());
+        cx = e.ev->mul_const(cx, cplx(0.9, 0));
+        cy = e.ev->mul_const(cy, cplx(-0.9, 0));
+        for (auto& v : wx) v *= 0.9;
+        for (auto& v : wy) v *= -0.9;
+    }
+}
+
+TEST(Ckks, DnumOne) {
+    Env e(test_params(3, 1), {1}, false);
+    EXPECT_EQ(e.ctx->partition().size(), 1u);
+    mul_rotate_check(e, 31);
+}
+
+TEST(Ckks, DnumThreeFourLevels) {
+    Env e(test_params(4, 3), {1}, false);
+    EXPECT_EQ(e.ctx->partition().size(), 3u);
+    mul_rotate_check(e, 32);
+}
+
+TEST(Ckks, UnseededKeysAndSeedExpansion) {
+    Env& e = env();
+    std::mt19937_64 rng(33);
+    const auto rlk = e.ctx->gen_relin_key(*e.keys.secret, /*seeded=*/false);
+    EXPECT_FALSE(rlk->seeded());
+    const auto gk = e.ctx->gen_galois_keys(*e.keys.secret, {2}, false, /*seeded=*/false);
+    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+    const Ciphertext cx = e.enc(x), cy = e.enc(y);
+    EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *rlk)), map2(x, y, [](cplx a, cplx b) { return a * b; })), e.op());
+    EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 2, *gk)), rotated(x, 2)), e.op());
+    // a seeded key's a_j is the expansion of its seed
+    ASSERT_TRUE(e.keys.relin->seeded());
+    const SwitchingKey& k = *e.keys.relin;
+    for (std::size_t j = 0; j < k.digits(); ++j) {
+        const Poly a = expand_uniform(e.ctx->ring(), k.seeds[j], e.ctx->params().q_primes.size(), Basis::QP);
+        for (std::size_t i = 0; i < a.limbs(); ++i) ASSERT_TRUE(std::equal(a.limb(i), a.limb(i) + a.n(), k.a[j].limb(i))) << j << " " << i;
+    }
+}
+
+TEST(Ckks, SecretDistributions) {
+    // ternary (default) and fixed Hamming weight: coefficients of s, and a working mul
+    Env& e = env();
+    Poly s(e.keys.secret->s);
+    poly_to_coeff(s);
+    const u64 q = s.table(0).mod.q;
+    for (std::size_t c = 0; c < s.n(); ++c) ASSERT_TRUE(s.limb(0)[c] <= 1 || s.limb(0)[c] == q - 1) << c;
+    CkksParams p = test_params(2, 1);
+    p.secret = SecretDist::HammingWeight;
+    p.hamming_weight = 64;
+    Env h(p, {}, false, 1);
+    Poly hs(h.keys.secret->s);
+    poly_to_coeff(hs);
+    std::size_t nz = 0;
+    for (std::size_t c = 0; c < hs.n(); ++c) {
+        const u64 v = hs.limb(0)[c];
+        ASSERT_TRUE(v <= 1 || v == hs.table(0).mod.q - 1);
+        nz += v != 0;
+    }
+    EXPECT_EQ(nz, 64u);
+    std::mt19937_64 rng(34);
+    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+    EXPECT_LT(max_err(h.dec(h.ev->mul(h.enc(x), h.enc(y), *h.keys.relin)), map2(x, y, [](cplx a, cplx b) { return a * b; })), h.op());
+}
+
+// ---- misuse -----------------------------------------------------------------------------------------------------
+
+TEST(CkksMisuse, EvaluatorRejectsInvalidInput) {
+    Env& e = env();
+    std::mt19937_64 rng(35);
+    const cvec x = random_slots(2048, rng), xs = random_slots(16, rng);
+    const Ciphertext full = e.enc(x), sparse = e.enc(xs), low = e.enc(x, true, 1);
+    const auto& rlk = *e.keys.relin;
+    const auto& gk = *e.keys.galois;
+    GaloisKeys no_conj;  // empty
+    expect_invalid([&] { e.ev->rotate(full, 2, gk); }, {"rotation key", "2"});
+    expect_invalid([&] { e.ev->rotate(full, 5, no_conj); }, {"rotation key", "5"});
+    expect_invalid([&] { e.ev->conjugate(full, no_conj); }, {"conjugation key"});
+    expect_invalid([&] { e.ev->rotate_many(full, {1, 7}, gk); }, {"rotation key", "7"});
+    expect_invalid([&] { e.ev->add(full, sparse); }, {"slot"});
+    expect_invalid([&] { e.ev->sub(full, sparse); }, {"slot"});
+    expect_invalid([&] { e.ev->mul(full, sparse, rlk); }, {"slot"});
+    expect_invalid([&] { e.ev->mul(full, sparse, rlk, false); }, {"slot"});
+    expect_invalid([&] { e.ev->multiply_relin(full, sparse, rlk); }, {"slot"});
+    expect_invalid([&] { e.ev->add_vector(full, xs); }, {"vector"});
+    expect_invalid([&] { e.ev->mul_vector(full, xs); }, {"vector"});
+    const Plaintext p_top = e.ctx->encode(x), p_low = e.ctx->encode(x, e.ctx->scale_at(1), 1);
+    expect_invalid([&] { e.ev->add_plain(full, p_low); }, {"level"});
+    expect_invalid([&] { e.ev->mul_plain(full, p_low); }, {"level"});
+    expect_invalid([&] { e.ev->sub_plain(full, p_low); }, {"level"});
+    const Plaintext p_scale = e.ctx->encode(x, 2 * full.scale, full.level());
+    expect_invalid([&] { e.ev->add_plain(full, p_scale); }, {"scale"});
+    // different scales at the same level
+    Ciphertext skewed = full;
+    skewed.scale *= 2;
+    expect_invalid([&] { e.ev->add(full, skewed); }, {"scale"});
+    expect_invalid([&] { e.ev->drop_to_level(low, 2); }, {"level"});
+    expect_invalid([&] { e.ev->add(full, Ciphertext{}); }, {"empty"});
+    expect_invalid([&] { e.ev->rotate(Ciphertext{}, 1, gk); }, {"empty"});
+    expect_invalid([&] { e.ev->add_const(full, cplx(std::nan(""), 0)); }, {"finite"});
+    expect_invalid([&] { e.ev->mul_const(full, cplx(INFINITY, 0)); }, {"finite"});
+    expect_invalid([&] { e.ctx->decrypt(Ciphertext{}, *e.keys.secret); }, {"empty"});
+    const cvec three(3, cplx(1, 0));
+    expect_invalid([&] { e.ctx->encode(three); }, {"slot"});
+    expect_invalid([&] { e.ctx->encode(x, full.scale, e.ctx->max_level() + 1); }, {"level"});
+    const cvec nan_v(4, cplx(std::nan(""), 0));
+    expect_invalid([&] { e.ctx->encode(nan_v); }, {"NaN"});
+}
+
+TEST(CkksMisuse, PlaintextWithAnotherSlotCountIsRejected) {
+    // add() and mul() refuse ciphertexts packing different slot counts; a plaintext packing another slot count is
+    // the same mistake (a 16-slot plaintext added to a 2048-slot ciphertext adds the 16 values tiled 128 times; a
+    // 2048-slot plaintext added to a 16-slot ciphertext leaves the 16-slot subring and decodes to garbage).
+    Env& e = env();
+    std::mt19937_64 rng(36);
+    const cvec x = random_slots(2048, rng), xs = random_slots(16, rng);
+    const Ciphertext full = e.enc(x), sparse = e.enc(xs);
+    const Plaintext p_sparse = e.ctx->encode(xs, full.scale, full.level());
+    const Plaintext p_full = e.ctx->encode(x, sparse.scale, sparse.level());
+    // Found by this test (fixed): the plaintext operations once did not compare p.slots with the ciphertext.
+    expect_invalid([&] { e.ev->add_plain(sparse, p_full); }, {"slot"});
+    expect_invalid([&] { e.ev->sub_plain(sparse, p_full); }, {"slot"});
+    expect_invalid([&] { e.ev->mul_plain(sparse, p_full); }, {"slot"});
+    expect_invalid([&] { e.ev->add_plain(full, p_sparse); }, {"slot"});
+}
+
+// ---- threads ----------------------------------------------------------------------------------------------------
+
+TEST(CkksThreads, ConcurrentMulAndRotateOnOneContext) {
+    // A fresh context (threads = 2, cold converter and permutation caches) shared by 4 threads, each doing
+    // encrypt / mul / rotate / rotate_many / decrypt on its own data at the same time.
+    Env e(test_params(3, 2), {1, -1, 3}, true, 2);
+    constexpr int kThreads = 4, kIters = 3;
+    std::vector<double> err_mul(kThreads * kIters, 1), err_rot(kThreads * kIters, 1), err_many(kThreads * kIters, 1);
+    std::atomic<int> failures{0};
+    std::vector<std::string> what(kThreads);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t) {
+        ts.emplace_back([&, t] {
+            try {
+                std::mt19937_64 rng(100 + t);
+                for (int it = 0; it < kIters; ++it) {
+                    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+                    const Ciphertext cx = e.enc(x), cy = e.enc(y);
+                    const long r = (t + it) % 3 == 0 ? 1 : ((t + it) % 3 == 1 ? -1 : 3);
+                    const Ciphertext m = e.ev->mul(cx, cy, *e.keys.relin, (t + it) % 2 == 0);
+                    const Ciphertext rc = e.ev->rotate(m, r, *e.keys.galois);
+                    const auto many = e.ev->rotate_many(cx, {r, 1, -1}, *e.keys.galois);
+                    const cvec xy = map2(x, y, [](cplx a, cplx b) { return a * b; });
+                    err_mul[t * kIters + it] = max_err(e.dec(m), xy);
+                    err_rot[t * kIters + it] = max_err(e.dec(rc), rotated(xy, r));
+                    err_many[t * kIters + it] = max_err(e.dec(many[0]), rotated(x, r));
+                }
+            } catch (const std::exception& ex) {
+                what[t] = ex.what();
+                ++failures;
+            }
+        });
+    }
+    for (auto& th : ts) th.join();
+    ASSERT_EQ(failures.load(), 0) << what[0] << what[1] << what[2] << what[3];
+    for (int i = 0; i < kThreads * kIters; ++i) {
+        EXPECT_LT(err_mul[i], e.op()) << "thread " << i / kIters << " iteration " << i % kIters;
+        EXPECT_LT(err_rot[i], 2 * e.op()) << "thread " << i / kIters << " iteration " << i % kIters;
+        EXPECT_LT(err_many[i], e.op()) << "thread " << i / kIters << " iteration " << i % kIters;
+    }
+}
+
+}  // namespace
+}  // namespace ember
