@@ -75,10 +75,11 @@ std::shared_ptr<PublicKey> Context::gen_public_key(const SecretKey& sk) const {
     return pk;
 }
 
-SwitchingKey Context::gen_switching_key(const SecretKey& sk, const Poly& s_prime, bool seeded) const {
+SwitchingKey Context::gen_switching_key(const Poly& s_to, const Poly& s_prime, bool seeded) const {
     const std::size_t ql = params_.q_primes.size();
-    if (s_prime.basis() != Basis::QP || s_prime.q_limbs() != ql || s_prime.form() != Form::Eval)
-        throw std::invalid_argument("gen_switching_key: s' must be over the full basis QP in evaluation form");
+    for (const Poly* p : {&s_to, &s_prime})
+        if (p->basis() != Basis::QP || p->q_limbs() != ql || p->form() != Form::Eval)
+            throw std::invalid_argument("gen_switching_key: secrets must be over the full basis QP in evaluation form");
     SwitchingKey key;
     // [P]_{q_i}
     std::vector<u64> p_mod_q(ql);
@@ -93,7 +94,7 @@ SwitchingKey Context::gen_switching_key(const SecretKey& sk, const Poly& s_prime
         Poly a = expand_uniform(ring_, seed, ql, Basis::QP);
         Prng prng(fresh_seed(), 0);
         Poly b = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
-        poly_mul_add(b, a, sk.s);   // b = e + a s
+        poly_mul_add(b, a, s_to);   // b = e + a s
         poly_neg(b, b);             // b = -a s - e  (the sign of e is irrelevant)
         // + P * s' on the limbs of digit j
         const auto [first, last] = partition_[j];
@@ -116,7 +117,7 @@ SwitchingKey Context::gen_switching_key(const SecretKey& sk, const Poly& s_prime
 std::shared_ptr<SwitchingKey> Context::gen_relin_key(const SecretKey& sk, bool seeded) const {
     Poly s2(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
     poly_mul(s2, sk.s, sk.s);
-    return std::make_shared<SwitchingKey>(gen_switching_key(sk, s2, seeded));
+    return std::make_shared<SwitchingKey>(gen_switching_key(sk.s, s2, seeded));
 }
 
 std::uint64_t Context::galois_element(long r) const {
@@ -138,9 +139,13 @@ std::shared_ptr<GaloisKeys> Context::gen_galois_keys(const SecretKey& sk, const 
     if (conjugation) elts.push_back(conjugation_element());
     for (std::uint64_t k : elts) {
         if (gk->keys.count(k)) continue;
-        Poly sk_k(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
-        poly_automorph(sk_k, sk.s, k);
-        gk->keys.emplace(k, gen_switching_key(sk, sk_k, seeded));
+        // from s to phi_k^-1(s) = s(X^(k^-1 mod 2N))
+        const std::uint64_t two_n = 2 * params_.n();
+        std::uint64_t k_inv = 1;
+        while (k_inv * k % two_n != 1) k_inv += 2;
+        Poly s_inv(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
+        poly_automorph(s_inv, sk.s, k_inv);
+        gk->keys.emplace(k, gen_switching_key(s_inv, sk.s, seeded));
     }
     return gk;
 }

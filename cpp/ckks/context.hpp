@@ -33,10 +33,13 @@ public:
     // Keys.
     std::shared_ptr<SecretKey> gen_secret_key() const;
     std::shared_ptr<PublicKey> gen_public_key(const SecretKey& sk) const;
-    /// Switching key from s' (over QP, evaluation form) to s. seeded: the a_j come from stored seeds.
-    SwitchingKey gen_switching_key(const SecretKey& sk, const Poly& s_prime, bool seeded = true) const;
+    /// Switching key from s' to s_to (both over QP, evaluation form): b_j + a_j s_to = e_j + P g_j s'.
+    /// seeded: the a_j come from stored seeds.
+    SwitchingKey gen_switching_key(const Poly& s_to, const Poly& s_prime, bool seeded = true) const;
     std::shared_ptr<SwitchingKey> gen_relin_key(const SecretKey& sk, bool seeded = true) const;
-    /// Galois keys for the given rotations (slot shifts, any sign) and optionally conjugation.
+    /// Galois keys for the given rotations (slot shifts, any sign) and optionally conjugation. The key of
+    /// X -> X^k switches from s to phi_k^-1(s) (not from phi_k(s) to s): the rotation then needs no
+    /// automorphism of the key-switching digits, only of the result (see Evaluator::automorphism).
     std::shared_ptr<GaloisKeys> gen_galois_keys(const SecretKey& sk, const std::vector<long>& rotations, bool conjugation, bool seeded = true) const;
     KeySet keygen(const std::vector<long>& rotations = {}, bool conjugation = false, bool seeded = true) const;
     /// Galois element of a left rotation by r slots: 5^r mod 2N (r may be negative).

@@ -278,14 +278,16 @@ const SwitchingKey& Evaluator::galois_key(const GaloisKeys& gk, std::uint64_t k,
 
 Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k,
                                                const SwitchingKey& key) const {
-    // phi_k(c0) + ModDown(<phi_k(ModUp(c1)), key>): the automorphism of the digits is fused into the inner
-    // product; it commutes with ModUp up to a multiple of the digit modulus, absorbed as key-switching noise.
+    // The key switches s -> phi^-1(s): (u, v) = ModDown(<ModUp(c1), key>) gives u + v phi^-1(s) ~= c1 s,
+    // so phi(c0 + u, v) decrypts under s to phi(c0 + c1 s). Only the two result polynomials are permuted,
+    // never the beta digits over QP (so hoisted rotations share the digits untouched).
     Poly u, v;
-    ksk_inner_product(digits, key, u, v, k);
+    ksk_inner_product(digits, key, u, v);
+    Poly t0;
+    poly_add(t0, a.c0, divide_by_dropped(u, 0));
     Ciphertext r;
-    poly_automorph(r.c0, a.c0, k);
-    poly_add(r.c0, r.c0, divide_by_dropped(u, 0));
-    r.c1 = divide_by_dropped(v, 0);
+    poly_automorph(r.c0, t0, k);
+    poly_automorph(r.c1, divide_by_dropped(v, 0), k);
     r.scale = a.scale;
     r.slots = a.slots;
     return r;

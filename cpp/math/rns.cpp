@@ -1,7 +1,11 @@
 #include "math/rns.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
+
+#include "math/vec_simd.hpp"
 
 namespace ember {
 
@@ -53,44 +57,135 @@ void BaseConverter::convert_reference(const u64* const* in, u64* const* out, std
 }
 
 void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) const {
-    const std::size_t k = from_.size(), m = to_.size();
-    // Blocked: y_i = [x_i * Q~_i]_{q_i} for a block of coefficients, then for each output prime a
-    // 128-bit accumulation of y_i * [Q_i*]_p (each product < 2^122, up to 64 terms fit before reducing).
+    if (begin >= end) return;
+    if (detail::base_convert_ifma_supported(*this)) return detail::base_convert_ifma(*this, in, out, begin, end, centered);
+    detail::base_convert_scalar(*this, in, out, begin, end, centered);
+}
+
+namespace detail {
+
+namespace {
+
+// Reduction of one output limb's 128-bit accumulator x <= xmax: a Barrett estimate with two multiplications,
+// qhat = floor((x >> s) * mu / 2^64), mu = floor(2^(64+s) / p), when some s makes x >> s fit a word and keeps
+// the estimate within 2 of the quotient (error < xmax / 2^(64+s) + 2^s / p); otherwise Modulus::reduce128.
+struct TargetReduce {
+    const Modulus* p = nullptr;
+    u64 mu = 0;
+    int s = 0;
+    bool fast = false;
+
+    TargetReduce(const Modulus& pm, u128 xmax) : p(&pm) {
+        const u64 q = pm.q;
+        if (q < 4 || (q & (q - 1)) == 0) return;
+        int xbits = 0;  // bit length of xmax
+        while (xbits < 128 && (xmax >> xbits) != 0) ++xbits;
+        long double best = 2.0L;
+        for (int t = std::max(1, xbits - 64); t <= pm.bits - 1; ++t) {  // 2^t < q keeps mu below 2^64
+            const long double e = std::ldexp(static_cast<long double>(xmax), -(64 + t)) + std::ldexp(1.0L, t) / static_cast<long double>(q);
+            if (e < best - 1e-6L) { best = e; s = t; fast = true; }
+        }
+        if (fast) mu = static_cast<u64>((u128(1) << (64 + s)) / q);
+    }
+    u64 reduce(u128 x) const { return fast ? reduce_fast(x) : p->reduce128(x); }
+    u64 reduce_fast(u128 x) const {
+        const u64 q = p->q;
+        // x >> s with 1 <= s < 64 on the two words (no 128-bit variable shift)
+        const u64 xl = static_cast<u64>(x), xh = static_cast<u64>(x >> 64);
+        const u64 c1 = (xh << (64 - s)) | (xl >> s);
+        return csub(csub(xl - mulhi64(c1, mu) * q, q), q);  // [0, 3q) -> [0, q)
+    }
+};
+
+}  // namespace
+
+void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
+                         std::size_t end, bool centered) {
+    const auto& from = conv.from();
+    const auto& to = conv.to();
+    const std::size_t k = from.size(), m = to.size();
+    // Blocked: y_i = [x_i * Q~_i]_{q_i} for a block of coefficients, then 128-bit accumulations of y_i * [Q_i*]_p
+    // for two output primes and two coefficients at a time (four products per two loads of y and two of the
+    // constants, which are interleaved per pair of outputs). The centered correction -v * Q is folded in as one
+    // more term v * (p - [Q]_p), so every output is one reduction of one accumulator.
     constexpr std::size_t B = 64;
-    u64 y[64 * B];
-    u64 v[B];
-    if (k > 64) { convert_reference(in, out, begin, end, centered); return; }
-    for (std::size_t c0 = begin; c0 < end; c0 += B) {
-        const std::size_t nb = std::min(B, end - c0);
+    if (k > 63) { conv.convert_reference(in, out, begin, end, centered); return; }
+    const std::size_t kt = centered ? k + 1 : k;  // terms per output (row k: v)
+    const std::size_t mp = (m + 1) / 2;           // pairs of outputs (the last one padded with zero constants)
+    alignas(64) u64 y[64 * B + 1];
+    u64* v = y + k * B;
+    std::vector<u64> cst(mp * 2 * kt, 0);  // [pair][i][0..1] = [Q_i*]_{p_j}; row k: p_j - [Q]_{p_j} (or 0)
+    std::vector<TargetReduce> red;
+    red.reserve(m);
+    bool all_fast = true;
+    for (std::size_t j = 0; j < m; ++j) {
+        const u64 p = to[j].q;
+        u64* c = cst.data() + (j / 2) * 2 * kt + (j & 1);
+        u128 xmax = 0;
         for (std::size_t i = 0; i < k; ++i) {
-            const u64 q = from_[i].q, w = qhat_inv[i].w, wp = qhat_inv[i].wp;
-            const u64* src = in[i] + c0;
-            u64* dst = y + i * B;
-            for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
+            c[2 * i] = conv.qhat_mod_p[j][i];
+            xmax += static_cast<u128>(from[i].q - 1) * conv.qhat_mod_p[j][i];
         }
         if (centered) {
-            for (std::size_t t = 0; t < nb; ++t) {
-                double frac = 0;
-                for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * inv_q[i];
-                v[t] = static_cast<u64>(std::llround(frac));
-            }
+            const u64 qm = conv.q_mod_p[j];
+            c[2 * k] = qm ? p - qm : 0;
+            xmax += static_cast<u128>(k) * (p - 1);  // v <= k (a sum of k fractions below 1, rounded)
         }
-        for (std::size_t j = 0; j < m; ++j) {
-            const Modulus& p = to_[j];
-            const u64* row = qhat_mod_p[j].data();
-            u64* dst = out[j] + c0;
-            for (std::size_t t = 0; t < nb; ++t) {
-                u128 acc = 0;
-                for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * B + t]) * row[i];
-                dst[t] = p.reduce128(acc);
+        red.emplace_back(to[j], xmax);
+        all_fast = all_fast && red.back().fast;
+    }
+    auto kernel = [&](auto fast_tag) {
+        constexpr bool kFast = decltype(fast_tag)::value;
+        auto reduce = [&](std::size_t j, u128 x) { return kFast ? red[j].reduce_fast(x) : red[j].reduce(x); };
+        for (std::size_t c0 = begin; c0 < end; c0 += B) {
+            const std::size_t nb = std::min(B, end - c0);
+            for (std::size_t i = 0; i < k; ++i) {
+                const u64 q = from[i].q, w = conv.qhat_inv[i].w, wp = conv.qhat_inv[i].wp;
+                const u64* src = in[i] + c0;
+                u64* dst = y + i * B;
+                for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
+                if (nb & 1) dst[nb] = 0;
             }
             if (centered) {
-                const u64 qm = q_mod_p[j];
-                for (std::size_t t = 0; t < nb; ++t) dst[t] = p.sub(dst[t], p.mul(v[t], qm));
+                for (std::size_t t = 0; t < nb; ++t) {
+                    double frac = 0;
+                    for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * conv.inv_q[i];
+                    v[t] = static_cast<u64>(std::llround(frac));
+                }
+                if (nb & 1) v[nb] = 0;
+            }
+            for (std::size_t jp = 0; jp < mp; ++jp) {
+                const std::size_t j0 = 2 * jp, j1 = j0 + 1;
+                const bool has1 = j1 < m;
+                const u64* cp = cst.data() + jp * 2 * kt;
+                u64* d0 = out[j0] + c0;
+                u64* d1 = has1 ? out[j1] + c0 : nullptr;
+                for (std::size_t t = 0; t < nb; t += 2) {
+                    u128 a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+                    const u64* yp = y + t;
+                    for (std::size_t i = 0; i < kt; ++i) {
+                        const u64 y0 = yp[i * B], y1 = yp[i * B + 1], ca = cp[2 * i], cb = cp[2 * i + 1];
+                        a00 += static_cast<u128>(y0) * ca;
+                        a01 += static_cast<u128>(y1) * ca;
+                        a10 += static_cast<u128>(y0) * cb;
+                        a11 += static_cast<u128>(y1) * cb;
+                    }
+                    const bool two = t + 1 < nb;
+                    d0[t] = reduce(j0, a00);
+                    if (two) d0[t + 1] = reduce(j0, a01);
+                    if (has1) {
+                        d1[t] = reduce(j1, a10);
+                        if (two) d1[t + 1] = reduce(j1, a11);
+                    }
+                }
             }
         }
-    }
+    };
+    if (all_fast) kernel(std::true_type{});
+    else kernel(std::false_type{});
 }
+
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // CRT reconstruction with fixed-width word arrays.

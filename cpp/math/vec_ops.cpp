@@ -2,60 +2,199 @@
 
 #include <algorithm>
 
+#include "math/cpu_features.hpp"
+#include "math/vec_simd.hpp"
+
 namespace ember {
 
-// Scalar implementations; vectorised versions may be dispatched from here later (same results).
+namespace detail {
 
-void vec_add(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+bool vec_avx512_supported() {
+    const CpuFeatures& f = cpu_features();
+    return f.avx512f && f.avx512dq && f.avx512vl;
+}
+
+bool vec_ifma_supported(const Modulus& m) {
+    const CpuFeatures& f = cpu_features();
+    return f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma && m.q >= 3 && m.q < (u64(1) << 50) &&
+           (m.q & (m.q - 1)) != 0;
+}
+
+Barrett64::Barrett64(const Modulus& m) : q(m.q) {
+    // mu_hi:mu_lo = floor((2^128 - 1) / q), which is floor(2^128 / q) unless q is a power of two.
+    if (q < 4 || (q & (q - 1)) == 0) return;
+    s = m.bits - 2;  // >= 1
+    mu = (m.mu_hi << s) | (m.mu_lo >> (64 - s));  // floor(2^(64+s) / q) < 2^64 since 2^s < q
+    ok = true;
+}
+
+// ---- scalar kernels ------------------------------------------------------------------------------------------
+
+void vec_add_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) { u64 s = a[i] + b[i]; out[i] = s >= q ? s - q : s; }
 }
-void vec_sub(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+void vec_sub_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) { u64 s = a[i] + q - b[i]; out[i] = s >= q ? s - q : s; }
 }
-void vec_neg(u64* out, const u64* a, std::size_t n, const Modulus& m) {
+void vec_neg_scalar(u64* out, const u64* a, std::size_t n, const Modulus& m) {
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) out[i] = a[i] ? q - a[i] : 0;
 }
-void vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = m.mul(a[i], b[i]);
-}
-void vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    const u64 q = m.q;
-    for (std::size_t i = 0; i < n; ++i) { u64 s = acc[i] + m.mul(a[i], b[i]); acc[i] = s >= q ? s - q : s; }
-}
-void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
-    const u64 q = m.q;
-    for (std::size_t i = 0; i < n; ++i) out[i] = mul_shoup(a[i], c.w, c.wp, q);
-}
-void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
-    const u64 q = m.q;
-    for (std::size_t i = 0; i < n; ++i) { u64 s = out[i] + mul_shoup(a[i], c.w, c.wp, q); out[i] = s >= q ? s - q : s; }
-}
-void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
+void vec_add_const_scalar(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
     const u64 q = m.q;
     for (std::size_t i = 0; i < n; ++i) { u64 s = a[i] + c; out[i] = s >= q ? s - q : s; }
 }
-void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
-    // terms <= 64: each product is below 2^122, so 64 of them fit in 128 bits.
-    for (std::size_t t0 = 0; t0 < terms; t0 += 64) {
-        const std::size_t t1 = std::min(terms, t0 + 64);
-        for (std::size_t i = 0; i < n; ++i) {
-            u128 acc = 0;
-            for (std::size_t t = t0; t < t1; ++t) acc += static_cast<u128>(a[t][i]) * b[t][i];
-            const u64 r = m.reduce128(acc);
-            out[i] = t0 == 0 ? r : m.add(out[i], r);
-        }
+
+void vec_mul_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const Barrett64 br(m);
+    if (!br.ok) {
+        for (std::size_t i = 0; i < n; ++i) out[i] = m.mul(a[i], b[i]);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) out[i] = br.reduce(static_cast<u128>(a[i]) * b[i]);
+}
+
+void vec_mul_add_scalar(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const u64 q = m.q;
+    const Barrett64 br(m);
+    if (!br.ok) {
+        for (std::size_t i = 0; i < n; ++i) { u64 s = acc[i] + m.mul(a[i], b[i]); acc[i] = s >= q ? s - q : s; }
+        return;
+    }
+    // a * b + acc <= (q-1)^2 + q - 1 < q^2: one Barrett reduction covers the addition too.
+    for (std::size_t i = 0; i < n; ++i) acc[i] = br.reduce(static_cast<u128>(a[i]) * b[i] + acc[i]);
+}
+
+void vec_mul_const_scalar(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    const u64 q = m.q, w = c.w, wp = c.wp;
+    for (std::size_t i = 0; i < n; ++i) out[i] = mul_shoup(a[i], w, wp, q);
+}
+
+void vec_mul_const_add_scalar(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    const u64 q = m.q, w = c.w, wp = c.wp;
+    for (std::size_t i = 0; i < n; ++i) { u64 s = out[i] + mul_shoup(a[i], w, wp, q); out[i] = s >= q ? s - q : s; }
+}
+
+void vec_sub_mul_const_scalar(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
+    const u64 q = m.q, w = c.w, wp = c.wp;
+    for (std::size_t i = 0; i < n; ++i) {
+        u64 d = a[i] + q - b[i];  // in [0, 2q): the Shoup product accepts any input below 2^64
+        out[i] = mul_shoup(d, w, wp, q);
     }
 }
 
-void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
-    const u64 q = m.q;
+namespace {
+
+// x mod q for x < 2^(62+bits): the two-multiplication Barrett estimate is at most 2 below the quotient
+// (error < x / 2^(62+bits) + 2^s / q < 1 + 1/2), so two conditional subtractions finish it.
+inline u64 reduce_dot(u128 x, const Barrett64& br) {
+    const u64 q = br.q;
+    const u64 xl = static_cast<u64>(x), xh = static_cast<u64>(x >> 64);
+    const u64 qh = mulhi64((xh << (64 - br.s)) | (xl >> br.s), br.mu);  // 1 <= s <= 59
+    return csub(csub(xl - qh * q, q), q);
+}
+
+// sum_t a[t][i] * b[t][i] for T <= chunk terms known at compile time: one reduction per coefficient.
+template <int T>
+void dot_fixed(u64* out, const u64* const* a, const u64* const* b, std::size_t n, const Barrett64& br) {
+    const u64* A[T];
+    const u64* B[T];
+    for (int t = 0; t < T; ++t) { A[t] = a[t]; B[t] = b[t]; }
     for (std::size_t i = 0; i < n; ++i) {
-        u64 d = a[i] + q - b[i];  // in [0, 2q): the Shoup product accepts any input below 2^64
-        out[i] = mul_shoup(d, c.w, c.wp, q);
+        u128 x = 0;
+        for (int t = 0; t < T; ++t) x += static_cast<u128>(A[t][i]) * B[t][i];
+        out[i] = reduce_dot(x, br);
     }
+}
+
+}  // namespace
+
+void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    if (terms == 0) return;  // as the plain loop: nothing is written
+    const Barrett64 br(m);
+    if (!br.ok) {
+        // 128-bit accumulation with the generic Barrett reduction, 64 products per chunk (each below 2^122).
+        for (std::size_t i = 0; i < n; ++i) {
+            u64 r = 0;
+            for (std::size_t t0 = 0; t0 < terms; t0 += 64) {
+                u128 acc = 0;
+                for (std::size_t t = t0; t < std::min(terms, t0 + 64); ++t) acc += static_cast<u128>(a[t][i]) * b[t][i];
+                r = t0 == 0 ? m.reduce128(acc) : m.add(r, m.reduce128(acc));
+            }
+            out[i] = r;
+        }
+        return;
+    }
+    // Terms per chunk: chunk * (q-1)^2 + (q-1) < 2^(62+bits) (the partial result of the previous chunk, below q,
+    // starts the next one), so that x >> s fits a word and the estimate error stays below 2.
+    const u128 qm1 = m.q - 1;
+    const u128 lim = u128(1) << (62 + m.bits);
+    const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(std::min<u128>(32, (lim - 1 - qm1) / (qm1 * qm1))));
+    if (terms <= chunk && terms <= 4) {
+        switch (terms) {
+            case 1: return dot_fixed<1>(out, a, b, n, br);
+            case 2: return dot_fixed<2>(out, a, b, n, br);
+            case 3: return dot_fixed<3>(out, a, b, n, br);
+            default: return dot_fixed<4>(out, a, b, n, br);
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        u128 x = 0;
+        std::size_t used = 0;
+        for (std::size_t t = 0; t < terms; ++t) {
+            if (used == chunk) { x = reduce_dot(x, br); used = 0; }
+            x += static_cast<u128>(a[t][i]) * b[t][i];
+            ++used;
+        }
+        out[i] = reduce_dot(x, br);
+    }
+}
+
+}  // namespace detail
+
+// ---- dispatch ----------------------------------------------------------------------------------------------------
+
+void vec_add(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    if (detail::vec_avx512_supported()) return detail::vec_add_avx512(out, a, b, n, m);
+    detail::vec_add_scalar(out, a, b, n, m);
+}
+void vec_sub(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    if (detail::vec_avx512_supported()) return detail::vec_sub_avx512(out, a, b, n, m);
+    detail::vec_sub_scalar(out, a, b, n, m);
+}
+void vec_neg(u64* out, const u64* a, std::size_t n, const Modulus& m) {
+    if (detail::vec_avx512_supported()) return detail::vec_neg_avx512(out, a, n, m);
+    detail::vec_neg_scalar(out, a, n, m);
+}
+void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
+    if (detail::vec_avx512_supported()) return detail::vec_add_const_avx512(out, a, c, n, m);
+    detail::vec_add_const_scalar(out, a, c, n, m);
+}
+void vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_mul_ifma(out, a, b, n, m);
+    detail::vec_mul_scalar(out, a, b, n, m);
+}
+void vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_mul_add_ifma(acc, a, b, n, m);
+    detail::vec_mul_add_scalar(acc, a, b, n, m);
+}
+void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_ifma(out, a, c, n, m);
+    detail::vec_mul_const_scalar(out, a, c, n, m);
+}
+void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_add_ifma(out, a, c, n, m);
+    detail::vec_mul_const_add_scalar(out, a, c, n, m);
+}
+void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_dot_ifma(out, a, b, terms, n, m);
+    detail::vec_dot_scalar(out, a, b, terms, n, m);
+}
+void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return detail::vec_sub_mul_const_ifma(out, a, b, c, n, m);
+    detail::vec_sub_mul_const_scalar(out, a, b, c, n, m);
 }
 
 }  // namespace ember

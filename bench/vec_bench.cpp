@@ -1,0 +1,271 @@
+// Micro-benchmark of the element-wise kernels and of the RNS base conversion, one thread: the previous scalar
+// implementations ("old", reproduced below from the code they replaced) against the dispatched ones ("new": IFMA
+// where the CPU and the modulus allow it, the optimized scalar code otherwise).
+//
+//   ember_vec_bench [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked]
+//
+// Prints one JSON line per (kernel, bits) with the median nanoseconds per coefficient of `runs` timed runs of each
+// implementation (old and new runs alternate, so both see the same machine load and cache state; --blocked runs
+// each implementation back to back instead), the speedup old / new, and the path the new code takes. Convert
+// shapes take runs / 2 runs. --clock cpu (default) times with CLOCK_THREAD_CPUTIME_ID, which leaves out the time the
+// thread is descheduled on a shared machine; --clock wall uses steady_clock. Convert shapes (9 -> 24 limbs, the
+// key-switching case at N = 2^16, 25 Q primes, dnum 3, 8 special primes):
+//   modup:   q_0 (60 bits) + 8 Q primes (< 2^50) -> 16 Q primes + 8 special primes (60 bits)
+//   moddown: 8 special primes + 1 Q prime -> q_0 + 23 Q primes
+//   all50:   9 Q primes -> 15 Q primes (every prime < 2^50)
+// each in both modes (centered false / true).
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "math/cpu_features.hpp"
+#include "math/modarith.hpp"
+#include "math/primes.hpp"
+#include "math/rns.hpp"
+#include "math/vec_ops.hpp"
+#include "math/vec_simd.hpp"
+
+using namespace ember;
+
+namespace {
+
+// ---- the implementations before this change (scalar, Modulus::mul = 128-bit Barrett with a two-word mu) ----------
+
+void old_vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = m.mul(a[i], b[i]);
+}
+void old_vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const u64 q = m.q;
+    for (std::size_t i = 0; i < n; ++i) { u64 s = acc[i] + m.mul(a[i], b[i]); acc[i] = s >= q ? s - q : s; }
+}
+void old_vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    const u64 q = m.q;
+    for (std::size_t i = 0; i < n; ++i) out[i] = mul_shoup(a[i], c.w, c.wp, q);
+}
+void old_vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    for (std::size_t t0 = 0; t0 < terms; t0 += 64) {
+        const std::size_t t1 = std::min(terms, t0 + 64);
+        for (std::size_t i = 0; i < n; ++i) {
+            u128 acc = 0;
+            for (std::size_t t = t0; t < t1; ++t) acc += static_cast<u128>(a[t][i]) * b[t][i];
+            const u64 r = m.reduce128(acc);
+            out[i] = t0 == 0 ? r : m.add(out[i], r);
+        }
+    }
+}
+void old_convert(const BaseConverter& cv, const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) {
+    const auto& from = cv.from();
+    const auto& to = cv.to();
+    const std::size_t k = from.size(), m = to.size();
+    constexpr std::size_t B = 64;
+    u64 y[64 * B];
+    u64 v[B];
+    for (std::size_t c0 = begin; c0 < end; c0 += B) {
+        const std::size_t nb = std::min(B, end - c0);
+        for (std::size_t i = 0; i < k; ++i) {
+            const u64 q = from[i].q, w = cv.qhat_inv[i].w, wp = cv.qhat_inv[i].wp;
+            const u64* src = in[i] + c0;
+            u64* dst = y + i * B;
+            for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
+        }
+        if (centered) {
+            for (std::size_t t = 0; t < nb; ++t) {
+                double frac = 0;
+                for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * cv.inv_q[i];
+                v[t] = static_cast<u64>(std::llround(frac));
+            }
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+            const Modulus& p = to[j];
+            const u64* row = cv.qhat_mod_p[j].data();
+            u64* dst = out[j] + c0;
+            for (std::size_t t = 0; t < nb; ++t) {
+                u128 acc = 0;
+                for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * B + t]) * row[i];
+                dst[t] = p.reduce128(acc);
+            }
+            if (centered) {
+                const u64 qm = cv.q_mod_p[j];
+                for (std::size_t t = 0; t < nb; ++t) dst[t] = p.sub(dst[t], p.mul(v[t], qm));
+            }
+        }
+    }
+}
+
+// ---- timing --------------------------------------------------------------------------------------------------------
+
+bool g_cpu_clock = true;
+
+double now_ns() {
+    if (g_cpu_clock) {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return ts.tv_sec * 1e9 + ts.tv_nsec;
+    }
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+struct Pair {
+    double old_ns, new_ns;
+};
+
+bool g_blocked = false;
+
+/// Median ns per coefficient of old() and new_() over `runs` runs each: alternating (default; each run follows
+/// one of the other implementation, so both start from the same cache state) or, with --blocked, all runs of
+/// one implementation back to back (each run finds its own previous output in cache when it fits).
+Pair time_pair(const std::function<void()>& old_fn, const std::function<void()>& new_fn, std::size_t n, int runs, int warmup) {
+    std::vector<double> a(runs), b(runs);
+    auto timed = [&](const std::function<void()>& f) {
+        const double t0 = now_ns();
+        f();
+        return (now_ns() - t0) / static_cast<double>(n);
+    };
+    if (g_blocked) {
+        for (int i = 0; i < warmup; ++i) old_fn();
+        for (int r = 0; r < runs; ++r) a[r] = timed(old_fn);
+        for (int i = 0; i < warmup; ++i) new_fn();
+        for (int r = 0; r < runs; ++r) b[r] = timed(new_fn);
+    } else {
+        for (int i = 0; i < warmup; ++i) { old_fn(); new_fn(); }
+        for (int r = 0; r < runs; ++r) { a[r] = timed(old_fn); b[r] = timed(new_fn); }
+    }
+    return {median(a), median(b)};
+}
+
+std::vector<u64> rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
+    std::uniform_int_distribution<u64> d(0, q - 1);
+    std::vector<u64> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+void emit(const std::string& kernel, const std::string& extra, std::size_t n, int runs, const Pair& p, const char* path) {
+    std::printf("{\"kernel\": \"%s\", %s\"n\": %zu, \"runs\": %d, \"clock\": \"%s\", \"order\": \"%s\", "
+                "\"old_ns_per_coeff\": %.3f, \"new_ns_per_coeff\": %.3f, \"speedup\": %.2f, \"new_path\": \"%s\"}\n",
+                kernel.c_str(), extra.c_str(), n, runs, g_cpu_clock ? "thread_cpu" : "wall",
+                g_blocked ? "blocked" : "alternating", p.old_ns, p.new_ns, p.old_ns / p.new_ns, path);
+    std::fflush(stdout);
+}
+
+std::vector<int> parse_list(const char* s) {
+    std::vector<int> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::size_t n = 65536;
+    int runs = 31, warmup = 3;
+    std::vector<int> bits_list = {50, 60};
+    std::string only = "vec,conv";
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto next = [&]() -> const char* {
+            if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", arg.c_str()); std::exit(2); }
+            return argv[++i];
+        };
+        if (arg == "--n") n = static_cast<std::size_t>(std::atoll(next()));
+        else if (arg == "--runs") runs = std::max(1, std::atoi(next()));
+        else if (arg == "--warmup") warmup = std::max(0, std::atoi(next()));
+        else if (arg == "--bits") bits_list = parse_list(next());
+        else if (arg == "--clock") g_cpu_clock = std::string(next()) != "wall";
+        else if (arg == "--only") only = next();
+        else if (arg == "--blocked") g_blocked = true;
+        else {
+            std::fprintf(stderr, "usage: %s [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked]\n", argv[0]);
+            return 2;
+        }
+    }
+    std::mt19937_64 rng(42);
+
+    if (only.find("vec") != std::string::npos) {
+        for (int bits : bits_list) {
+            // bits 50: the largest NTT prime below 2^50 (IFMA); otherwise the NTT prime nearest 2^bits
+            const u64 q = ntt_primes_near(bits, 1, 1 << 17, {}, bits != 50).at(0);
+            const Modulus m(q);
+            const char* path = detail::vec_ifma_supported(m) ? "ifma" : "scalar";
+            const std::string extra = "\"bits\": " + std::to_string(bits) + ", ";
+            auto a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng);
+            std::vector<u64> out(n), out2(n);
+            const MulConst c(rand_vec(1, q, rng)[0], m);
+            emit("vec_mul", extra, n, runs,
+                 time_pair([&] { old_vec_mul(out.data(), a.data(), b.data(), n, m); },
+                           [&] { vec_mul(out2.data(), a.data(), b.data(), n, m); }, n, runs, warmup), path);
+            if (out != out2) { std::fprintf(stderr, "vec_mul: old and new differ\n"); return 1; }
+            emit("vec_mul_add", extra, n, runs,
+                 time_pair([&] { old_vec_mul_add(out.data(), a.data(), b.data(), n, m); },
+                           [&] { vec_mul_add(out2.data(), a.data(), b.data(), n, m); }, n, runs, warmup), path);
+            std::vector<std::vector<u64>> A, Bv;
+            for (int t = 0; t < 3; ++t) { A.push_back(rand_vec(n, q, rng)); Bv.push_back(rand_vec(n, q, rng)); }
+            const u64* pa[3] = {A[0].data(), A[1].data(), A[2].data()};
+            const u64* pb[3] = {Bv[0].data(), Bv[1].data(), Bv[2].data()};
+            emit("vec_dot", extra + "\"terms\": 3, ", n, runs,
+                 time_pair([&] { old_vec_dot(out.data(), pa, pb, 3, n, m); },
+                           [&] { vec_dot(out2.data(), pa, pb, 3, n, m); }, n, runs, warmup), path);
+            if (out != out2) { std::fprintf(stderr, "vec_dot: old and new differ\n"); return 1; }
+            emit("vec_mul_const", extra, n, runs,
+                 time_pair([&] { old_vec_mul_const(out.data(), a.data(), c, n, m); },
+                           [&] { vec_mul_const(out2.data(), a.data(), c, n, m); }, n, runs, warmup), path);
+            if (out != out2) { std::fprintf(stderr, "vec_mul_const: old and new differ\n"); return 1; }
+        }
+    }
+
+    if (only.find("conv") != std::string::npos) {
+        const std::vector<u64> q50 = ntt_primes_near(50, 24, 1 << 17, {}, false);
+        const std::vector<u64> p60 = ntt_primes_near(60, 9, 1 << 17, q50);  // q_0 and 8 special primes
+        auto mods = [](const std::vector<u64>& qs, std::size_t b, std::size_t e) {
+            std::vector<Modulus> r;
+            for (std::size_t i = b; i < e; ++i) r.emplace_back(qs[i]);
+            return r;
+        };
+        auto cat = [](std::vector<Modulus> a, const std::vector<Modulus>& b) { a.insert(a.end(), b.begin(), b.end()); return a; };
+        struct Shape {
+            const char* name;
+            BaseConverter conv;
+        };
+        std::vector<Shape> shapes;
+        shapes.push_back({"modup", BaseConverter(cat(mods(p60, 0, 1), mods(q50, 0, 8)), cat(mods(q50, 8, 24), mods(p60, 1, 9)))});
+        shapes.push_back({"moddown", BaseConverter(cat(mods(p60, 1, 9), mods(q50, 0, 1)), cat(mods(p60, 0, 1), mods(q50, 1, 24)))});
+        shapes.push_back({"all50", BaseConverter(mods(q50, 0, 9), mods(q50, 9, 24))});
+        for (const Shape& s : shapes) {
+            const BaseConverter& cv = s.conv;
+            const std::size_t k = cv.from().size(), m = cv.to().size();
+            std::vector<std::vector<u64>> in(k), o1(m, std::vector<u64>(n)), o2(m, std::vector<u64>(n));
+            std::vector<const u64*> ip;
+            std::vector<u64*> p1, p2;
+            for (std::size_t i = 0; i < k; ++i) { in[i] = rand_vec(n, cv.from()[i].q, rng); ip.push_back(in[i].data()); }
+            for (std::size_t j = 0; j < m; ++j) { p1.push_back(o1[j].data()); p2.push_back(o2[j].data()); }
+            const char* path = detail::base_convert_ifma_supported(cv) ? "ifma" : "scalar";
+            for (bool centered : {false, true}) {
+                const std::string extra = std::string("\"shape\": \"") + s.name + "\", \"k\": " + std::to_string(k) +
+                                          ", \"m\": " + std::to_string(m) + ", \"centered\": " + (centered ? "true" : "false") + ", ";
+                const int cruns = std::max(1, runs / 2);
+                emit("convert", extra, n, cruns,
+                     time_pair([&] { old_convert(cv, ip.data(), p1.data(), 0, n, centered); },
+                               [&] { cv.convert(ip.data(), p2.data(), 0, n, centered); }, n, cruns, 1), path);
+                if (o1 != o2) { std::fprintf(stderr, "convert %s: old and new differ\n", s.name); return 1; }
+            }
+        }
+    }
+    return 0;
+}

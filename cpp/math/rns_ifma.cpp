@@ -1,0 +1,324 @@
+// BaseConverter::convert with AVX-512 IFMA (compiled with AVX-512 F/DQ/VL/BW/IFMA flags; entered only after
+// base_convert_ifma_supported). Works for any source and target primes in [2^20, 2^61), 50- and 60-bit mixed.
+//
+// Per block of coefficients, the k values y_i = [x_i Q~_i]_{q_i} are laid out as "rows" of 52-bit digits:
+// one row y_i when q_i < 2^52, two rows (y_i mod 2^52, y_i >> 52) otherwise, plus one row v (centered mode).
+// Every output limb p_j is then a dot product of those rows with per-(j, row) constants
+//     c = [Q_i*]_{p_j} * 2^(52 * part) * 2^104 mod p_j      (part 1 for the high digit row)
+//     c = (p_j - [Q]_{p_j}) * 2^104 mod p_j                 (the v row: subtracts v Q)
+// accumulated with _mm512_madd52lo/hi_epu64 into 52-bit-digit accumulators (2 digits when p_j < 2^52, 3 when
+// the constants have 61 bits: c = c0 + c1 2^52), followed by two Montgomery steps by 2^52 (which remove the
+// 2^104 factor) and one conditional subtraction. The outputs are the exact residues, so they are bit-identical
+// to convert_reference; v itself is computed as in the reference (same double operations in the same order,
+// without contraction), then rounded half away from zero.
+//
+// Bounds (R <= 2k + 1 <= 129 rows, every row digit and every constant digit below 2^52): the low accumulators
+// take R values below 2^52, far from 2^64. Small targets: x = D0 + D1 2^52 < R 2^104, the first step leaves
+// E < R 2^52 + p + 1, the second F < R + 2 + p < 2p. Big targets: x < R 2^113 (c < 2^61), F < R 2^9 + p + 1 < 2p.
+//
+// GCC 12 flags the self-initialized _mm512_undefined_* inside the intrinsic headers (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "math/cpu_features.hpp"
+#include "math/rns.hpp"
+#include "math/vec_simd.hpp"
+
+namespace ember::detail {
+
+namespace {
+
+constexpr u64 kMask52 = (u64(1) << 52) - 1;
+constexpr std::size_t kBlock = 128;  // coefficients per block (16 groups of 8 lanes)
+
+inline __mmask8 tail_mask(std::size_t r) { return static_cast<__mmask8>(r >= 8 ? 0xffu : (1u << r) - 1u); }
+
+/// -p^-1 mod 2^52 (p odd).
+u64 neg_inv52(u64 p) {
+    u64 inv = p;  // p * p = 1 mod 8: correct to 3 bits; each Newton step doubles that (mod 2^64)
+    for (int i = 0; i < 6; ++i) inv *= 2 - p * inv;
+    return (0 - inv) & kMask52;
+}
+
+struct Plan {
+    std::size_t k = 0, m = 0, rows = 0;
+    std::vector<int> src_row;         // first row of source i
+    std::vector<unsigned char> kind;  // source i: 0: q < 2^51 (52-bit Shoup), 1: q < 2^52, 2: two rows (1, 2: 64-bit Shoup)
+    std::vector<u64> c0, c1;          // [j * rows + r]: constant digits (c1 only for targets >= 2^52)
+    std::vector<unsigned char> big;   // target j >= 2^52
+    std::vector<u64> pinv;            // -p_j^-1 mod 2^52
+};
+
+Plan make_plan(const BaseConverter& conv, bool centered) {
+    const auto& from = conv.from();
+    const auto& to = conv.to();
+    Plan P;
+    P.k = from.size();
+    P.m = to.size();
+    P.src_row.resize(P.k);
+    P.kind.resize(P.k);
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < P.k; ++i) {
+        const u64 q = from[i].q;
+        P.src_row[i] = static_cast<int>(r);
+        P.kind[i] = q < (u64(1) << 51) ? 0 : q < (u64(1) << 52) ? 1 : 2;
+        r += P.kind[i] == 2 ? 2 : 1;
+    }
+    const std::size_t vrow = r;
+    P.rows = r + (centered ? 1 : 0);
+    P.c0.assign(P.m * P.rows, 0);
+    P.c1.assign(P.m * P.rows, 0);
+    P.big.resize(P.m);
+    P.pinv.resize(P.m);
+    for (std::size_t j = 0; j < P.m; ++j) {
+        const Modulus& pm = to[j];
+        const u64 p = pm.q;
+        P.big[j] = p >= (u64(1) << 52);
+        P.pinv[j] = neg_inv52(p);
+        const u64 r104 = pm.reduce128(u128(1) << 104);               // 2^104 mod p
+        const u64 r156 = pm.mul(r104, (u64(1) << 52) % p);           // 2^156 mod p
+        auto put = [&](std::size_t row, u64 c) {
+            P.c0[j * P.rows + row] = P.big[j] ? (c & kMask52) : c;
+            P.c1[j * P.rows + row] = P.big[j] ? (c >> 52) : 0;
+        };
+        for (std::size_t i = 0; i < P.k; ++i) {
+            const u64 M = conv.qhat_mod_p[j][i] % p;
+            put(P.src_row[i], pm.mul(M, r104));
+            if (P.kind[i] == 2) put(P.src_row[i] + 1, pm.mul(M, r156));
+        }
+        if (centered) {
+            const u64 qm = conv.q_mod_p[j] % p;
+            put(vrow, pm.mul(qm ? p - qm : 0, r104));
+        }
+    }
+    return P;
+}
+
+// Montgomery step: with D0 < 2^52 and m = D0 * (-p^-1) mod 2^52, D0 + (m p mod 2^52) is 0 when D0 = 0 and exactly
+// 2^52 otherwise (m != 0 then), so the carry out of the low digit is the mask D0 != 0.
+
+/// Two Montgomery steps by 2^52 for p < 2^52: x = D0 + D1 2^52 -> x 2^-104 mod p in [0, p).
+inline __m512i mont_small(__m512i D0, __m512i D1, __m512i p, __m512i pinv, __m512i mask, __m512i zero, __m512i one) {
+    D1 = _mm512_add_epi64(D1, _mm512_srli_epi64(D0, 52));
+    D0 = _mm512_and_si512(D0, mask);
+    __m512i mq = _mm512_madd52lo_epu64(zero, D0, pinv);
+    D1 = _mm512_mask_add_epi64(D1, _mm512_test_epi64_mask(D0, D0), D1, one);
+    const __m512i E = _mm512_madd52hi_epu64(D1, mq, p);  // (x + m p) / 2^52
+    const __m512i E0 = _mm512_and_si512(E, mask);
+    __m512i E1 = _mm512_srli_epi64(E, 52);
+    mq = _mm512_madd52lo_epu64(zero, E0, pinv);
+    E1 = _mm512_mask_add_epi64(E1, _mm512_test_epi64_mask(E0, E0), E1, one);
+    const __m512i F = _mm512_madd52hi_epu64(E1, mq, p);  // [0, 2p)
+    return _mm512_min_epu64(F, _mm512_sub_epi64(F, p));
+}
+
+/// Same for p in [2^52, 2^61) = p0 + p1 2^52: x = D0 + D1 2^52 + D2 2^104.
+inline __m512i mont_big(__m512i D0, __m512i D1, __m512i D2, __m512i p, __m512i p0, __m512i p1, __m512i pinv,
+                        __m512i mask, __m512i zero, __m512i one) {
+    D1 = _mm512_add_epi64(D1, _mm512_srli_epi64(D0, 52));
+    D0 = _mm512_and_si512(D0, mask);
+    __m512i mq = _mm512_madd52lo_epu64(zero, D0, pinv);
+    D1 = _mm512_mask_add_epi64(D1, _mm512_test_epi64_mask(D0, D0), D1, one);
+    __m512i E0 = _mm512_madd52lo_epu64(_mm512_madd52hi_epu64(D1, mq, p0), mq, p1);
+    __m512i E1 = _mm512_madd52hi_epu64(D2, mq, p1);
+    E1 = _mm512_add_epi64(E1, _mm512_srli_epi64(E0, 52));
+    E0 = _mm512_and_si512(E0, mask);
+    mq = _mm512_madd52lo_epu64(zero, E0, pinv);
+    E1 = _mm512_mask_add_epi64(E1, _mm512_test_epi64_mask(E0, E0), E1, one);
+    const __m512i F0 = _mm512_madd52lo_epu64(_mm512_madd52hi_epu64(E1, mq, p0), mq, p1);
+    const __m512i F1 = _mm512_madd52hi_epu64(zero, mq, p1);
+    const __m512i F = _mm512_add_epi64(F0, _mm512_slli_epi64(F1, 52));  // [0, 2p)
+    return _mm512_min_epu64(F, _mm512_sub_epi64(F, p));
+}
+
+inline void store_group(u64* dst, std::size_t lane0, std::size_t nb, __m512i v) {
+    if (lane0 + 8 <= nb) _mm512_storeu_si512(dst + lane0, v);
+    else _mm512_mask_storeu_epi64(dst + lane0, tail_mask(nb - lane0), v);
+}
+
+/// G groups of 8 coefficients (starting at group g0) of one target p < 2^52.
+template <int G>
+inline void target_small(const u64* rows, std::size_t R, const u64* c, u64 pq, u64 pinv_s, u64* dst, std::size_t g0,
+                         std::size_t nb) {
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i D0[G], D1[G];
+    for (int u = 0; u < G; ++u) D0[u] = D1[u] = zero;
+    const u64* base = rows + g0 * 8;
+    for (std::size_t r = 0; r < R; ++r) {
+        const __m512i cv = _mm512_set1_epi64(static_cast<long long>(c[r]));
+        const u64* row = base + r * kBlock;
+        for (int u = 0; u < G; ++u) {
+            const __m512i y = _mm512_loadu_si512(row + 8 * u);
+            D0[u] = _mm512_madd52lo_epu64(D0[u], y, cv);
+            D1[u] = _mm512_madd52hi_epu64(D1[u], y, cv);
+        }
+    }
+    const __m512i p = _mm512_set1_epi64(static_cast<long long>(pq));
+    const __m512i pinv = _mm512_set1_epi64(static_cast<long long>(pinv_s));
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i one = _mm512_set1_epi64(1);
+    for (int u = 0; u < G; ++u) store_group(dst, (g0 + u) * 8, nb, mont_small(D0[u], D1[u], p, pinv, mask, zero, one));
+}
+
+/// G groups of one target p in [2^52, 2^61).
+template <int G>
+inline void target_big(const u64* rows, std::size_t R, const u64* c0, const u64* c1, u64 pq, u64 pinv_s, u64* dst,
+                       std::size_t g0, std::size_t nb) {
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i D0[G], D1[G], D1b[G], D2[G];  // D1 in two halves: shorter dependency chains
+    for (int u = 0; u < G; ++u) D0[u] = D1[u] = D1b[u] = D2[u] = zero;
+    const u64* base = rows + g0 * 8;
+    for (std::size_t r = 0; r < R; ++r) {
+        const __m512i cv0 = _mm512_set1_epi64(static_cast<long long>(c0[r]));
+        const __m512i cv1 = _mm512_set1_epi64(static_cast<long long>(c1[r]));
+        const u64* row = base + r * kBlock;
+        for (int u = 0; u < G; ++u) {
+            const __m512i y = _mm512_loadu_si512(row + 8 * u);
+            D0[u] = _mm512_madd52lo_epu64(D0[u], y, cv0);
+            D1[u] = _mm512_madd52hi_epu64(D1[u], y, cv0);
+            D1b[u] = _mm512_madd52lo_epu64(D1b[u], y, cv1);
+            D2[u] = _mm512_madd52hi_epu64(D2[u], y, cv1);
+        }
+    }
+    const __m512i p = _mm512_set1_epi64(static_cast<long long>(pq));
+    const __m512i p0 = _mm512_set1_epi64(static_cast<long long>(pq & kMask52));
+    const __m512i p1 = _mm512_set1_epi64(static_cast<long long>(pq >> 52));
+    const __m512i pinv = _mm512_set1_epi64(static_cast<long long>(pinv_s));
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i one = _mm512_set1_epi64(1);
+    for (int u = 0; u < G; ++u)
+        store_group(dst, (g0 + u) * 8, nb, mont_big(D0[u], _mm512_add_epi64(D1[u], D1b[u]), D2[u], p, p0, p1, pinv, mask, zero, one));
+}
+
+}  // namespace
+
+bool base_convert_ifma_supported(const BaseConverter& conv) {
+    const CpuFeatures& f = cpu_features();
+    if (!(f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma)) return false;
+    if (conv.from().empty() || conv.from().size() > 64) return false;
+    if (conv.qhat_inv.size() != conv.from().size() || conv.qhat_mod_p.size() != conv.to().size() ||
+        conv.q_mod_p.size() != conv.to().size() || conv.inv_q.size() != conv.from().size())
+        return false;
+    auto ok = [](const Modulus& m) { return (m.q & 1) && m.q >= (u64(1) << 20) && m.q < (u64(1) << 61); };
+    for (const Modulus& m : conv.from()) if (!ok(m)) return false;
+    for (const Modulus& m : conv.to()) if (!ok(m)) return false;
+    for (const auto& row : conv.qhat_mod_p) if (row.size() != conv.from().size()) return false;
+    return true;
+}
+
+void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
+                       std::size_t end, bool centered) {
+    if (begin >= end) return;
+    const Plan P = make_plan(conv, centered);
+    const auto& from = conv.from();
+    const auto& to = conv.to();
+    const std::size_t k = P.k, m = P.m, R = P.rows;
+    std::vector<u64> rowbuf(R * kBlock + 8);
+    u64* rows = rowbuf.data();
+    u64* vrow = rows + (R - 1) * kBlock;  // valid when centered
+
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+
+    for (std::size_t c0 = begin; c0 < end; c0 += kBlock) {
+        const std::size_t nb = std::min(kBlock, end - c0);
+        const std::size_t ng = (nb + 7) / 8;  // groups in this block (lanes past nb hold y = 0)
+
+        // ---- rows: y_i = x_i * Q~_i mod q_i ----
+        for (std::size_t i = 0; i < k; ++i) {
+            const u64 q = from[i].q, w = conv.qhat_inv[i].w, wp = conv.qhat_inv[i].wp;
+            const u64* src = in[i] + c0;
+            u64* row = rows + static_cast<std::size_t>(P.src_row[i]) * kBlock;
+            if (P.kind[i] == 0) {
+                const __m512i vq = _mm512_set1_epi64(static_cast<long long>(q));
+                const __m512i vnegq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - q));
+                const __m512i vw = _mm512_set1_epi64(static_cast<long long>(w));
+                const __m512i vwp = _mm512_set1_epi64(static_cast<long long>(wp >> 12));
+                for (std::size_t g = 0; g < ng; ++g) {
+                    const __m512i x = _mm512_maskz_loadu_epi64(tail_mask(nb - 8 * g), src + 8 * g);
+                    const __m512i qh = _mm512_madd52hi_epu64(zero, x, vwp);
+                    const __m512i t = _mm512_madd52lo_epu64(zero, x, vw);
+                    __m512i yv = _mm512_and_si512(_mm512_madd52lo_epu64(t, qh, vnegq), mask);
+                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq));
+                    _mm512_storeu_si512(row + 8 * g, yv);
+                }
+            } else {
+                // q in [2^51, 2^61): Shoup with the 64-bit companion wp; floor(x * wp / 2^64) is assembled from
+                // 52-bit digit products (x = x0 + x1 2^52, wp = w0 + w1 2^52), leaving out only the low digit
+                // product's carry, so the estimate is at most one below and x * w - qhat * q lies in [0, 3q).
+                const __m512i vq = _mm512_set1_epi64(static_cast<long long>(q));
+                const __m512i vq2 = _mm512_set1_epi64(static_cast<long long>(2 * q));
+                const __m512i vw = _mm512_set1_epi64(static_cast<long long>(w));
+                const __m512i w0 = _mm512_set1_epi64(static_cast<long long>(wp & kMask52));
+                const __m512i w1 = _mm512_set1_epi64(static_cast<long long>(wp >> 52));
+                u64* row_hi = row + kBlock;
+                for (std::size_t g = 0; g < ng; ++g) {
+                    const __m512i x = _mm512_maskz_loadu_epi64(tail_mask(nb - 8 * g), src + 8 * g);
+                    const __m512i x0 = _mm512_and_si512(x, mask), x1 = _mm512_srli_epi64(x, 52);
+                    __m512i mid = _mm512_madd52hi_epu64(zero, x0, w0);
+                    mid = _mm512_madd52lo_epu64(mid, x0, w1);
+                    mid = _mm512_madd52lo_epu64(mid, x1, w0);
+                    __m512i top = _mm512_madd52hi_epu64(zero, x0, w1);
+                    top = _mm512_madd52hi_epu64(top, x1, w0);
+                    top = _mm512_madd52lo_epu64(top, x1, w1);
+                    const __m512i qh = _mm512_add_epi64(_mm512_srli_epi64(mid, 12), _mm512_slli_epi64(top, 40));
+                    __m512i yv = _mm512_sub_epi64(_mm512_mullo_epi64(x, vw), _mm512_mullo_epi64(qh, vq));
+                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq2));
+                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq));
+                    if (P.kind[i] == 1) {
+                        _mm512_storeu_si512(row + 8 * g, yv);
+                    } else {
+                        _mm512_storeu_si512(row + 8 * g, _mm512_and_si512(yv, mask));
+                        _mm512_storeu_si512(row_hi + 8 * g, _mm512_srli_epi64(yv, 52));
+                    }
+                }
+            }
+        }
+
+        // ---- v = llround(sum_i y_i / q_i), the same double operations as convert_reference ----
+        if (centered) {
+            const __m512d half = _mm512_set1_pd(0.5);
+            const __m512i one = _mm512_set1_epi64(1);
+            for (std::size_t g = 0; g < ng; ++g) {
+                __m512d f = _mm512_setzero_pd();
+                for (std::size_t i = 0; i < k; ++i) {
+                    const u64* row = rows + static_cast<std::size_t>(P.src_row[i]) * kBlock + 8 * g;
+                    __m512i yv = _mm512_loadu_si512(row);
+                    if (P.kind[i] == 2) yv = _mm512_add_epi64(yv, _mm512_slli_epi64(_mm512_loadu_si512(row + kBlock), 52));
+                    const __m512d prod = _mm512_mul_round_pd(_mm512_cvtepu64_pd(yv), _mm512_set1_pd(conv.inv_q[i]),
+                                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    f = _mm512_add_round_pd(f, prod, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                }
+                // f >= 0: llround(f) = trunc(f) + (f - trunc(f) >= 0.5), the difference being exact
+                const __m512d tr = _mm512_roundscale_pd(f, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                const __mmask8 up = _mm512_cmp_pd_mask(_mm512_sub_pd(f, tr), half, _CMP_GE_OQ);
+                const __m512i vv = _mm512_mask_add_epi64(_mm512_cvttpd_epu64(tr), up, _mm512_cvttpd_epu64(tr), one);
+                _mm512_storeu_si512(vrow + 8 * g, vv);
+            }
+        }
+
+        // ---- outputs ----
+        for (std::size_t j = 0; j < m; ++j) {
+            u64* dst = out[j] + c0;
+            const u64* c0r = P.c0.data() + j * R;
+            const u64 pq = to[j].q, pinv = P.pinv[j];
+            std::size_t g = 0;
+            if (!P.big[j]) {
+                for (; g + 8 <= ng; g += 8) target_small<8>(rows, R, c0r, pq, pinv, dst, g, nb);
+                for (; g < ng; ++g) target_small<1>(rows, R, c0r, pq, pinv, dst, g, nb);
+            } else {
+                const u64* c1r = P.c1.data() + j * R;
+                for (; g + 4 <= ng; g += 4) target_big<4>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
+                for (; g < ng; ++g) target_big<1>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
+            }
+        }
+    }
+}
+
+}  // namespace ember::detail

@@ -1,0 +1,266 @@
+// AVX-512 element-wise kernels (compiled with AVX-512 F/DQ/VL/BW/IFMA flags; entered only after the CPUID checks
+// in vec_ops.cpp). Each lane holds one coefficient; the n % 8 tail uses masked loads and stores.
+//
+// IFMA kernels (q < 2^50): _mm512_madd52lo/hi_epu64(z, x, y) add the low / high 52 bits of the 104-bit product
+// x * y (x, y < 2^52) to z. A remainder r = x - qhat * q whose true value is known to lie in [0, 2^52) is computed
+// modulo 2^52 as lo52(x) + lo52(qhat * (2^52 - q)) and masked, so no 64-bit multiply is needed.
+//
+//  * vec_mul / vec_mul_add: Barrett. x = a * b (+ acc) < q^2 is split by the IFMA pair into hi * 2^52 + lo,
+//    c1 = floor(x / 2^s) < 2^52 and qhat = floor(c1 * mu / 2^52) with mu = floor(2^(52+s) / q) < 2^52. The estimate
+//    is below the quotient by less than e = xmax / 2^(52+s) + 2^s / q, which the parameter choice keeps under 2
+//    (under 1 for most primes: then one conditional subtraction suffices).
+//  * constants (Shoup): w' = floor(w * 2^52 / q) = wp >> 12 (wp = floor(w * 2^64 / q)); for a < 2^52,
+//    a * w - floor(a * w' / 2^52) * q lies in [0, 2q).
+//  * vec_dot: sum_t a_t * b_t accumulated as L = sum lo52, H = sum hi52 (at most 15 terms per chunk, so that
+//    H < 2^52; a chunk's residue starts the next one), then x = H * 2^52 + L = H * R + L (mod q) with
+//    R = 2^52 mod q, reduced by two Shoup estimates (H * R with R' = floor(R * 2^52 / q), L with floor(2^52 / q))
+//    to [0, 4q), then two conditional subtractions.
+//  * vec_add / sub / neg / add_const: plain AVX-512F, the same formulas as the scalar code (any q < 2^63), the
+//    conditional subtraction being an unsigned min(s, s - q).
+//
+// GCC 12 flags the self-initialized _mm512_undefined_* inside the intrinsic headers (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "math/vec_simd.hpp"
+
+namespace ember::detail {
+
+namespace {
+
+constexpr u64 kMask52 = (u64(1) << 52) - 1;
+
+inline __mmask8 tail_mask(std::size_t r) { return static_cast<__mmask8>((1u << r) - 1u); }
+
+/// r in [0, 2q) -> [0, q) (unsigned min: r - q wraps above r when r < q).
+inline __m512i reduce_once(__m512i r, __m512i q) { return _mm512_min_epu64(r, _mm512_sub_epi64(r, q)); }
+
+// Apply f(x) -> vector to each group of 8 (one input stream).
+template <class F>
+inline void map1(u64* out, const u64* a, std::size_t n, F f) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i)));
+    if (i < n) {
+        const __mmask8 k = tail_mask(n - i);
+        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, a + i)));
+    }
+}
+template <class F>
+inline void map2(u64* out, const u64* a, const u64* b, std::size_t n, F f) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i)));
+    if (i < n) {
+        const __mmask8 k = tail_mask(n - i);
+        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, a + i), _mm512_maskz_loadu_epi64(k, b + i)));
+    }
+}
+template <class F>
+inline void map3(u64* out, const u64* a, const u64* b, const u64* c, std::size_t n, F f) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i), _mm512_loadu_si512(c + i)));
+    if (i < n) {
+        const __mmask8 k = tail_mask(n - i);
+        _mm512_mask_storeu_epi64(out + i, k,
+                                 f(_mm512_maskz_loadu_epi64(k, a + i), _mm512_maskz_loadu_epi64(k, b + i),
+                                   _mm512_maskz_loadu_epi64(k, c + i)));
+    }
+}
+
+// ---- Barrett parameters for a * b (+ c) mod q, q < 2^50 ----------------------------------------------------------
+struct MulParams {
+    u64 mu = 0;
+    int s = 0;
+    bool two = true;  // two conditional subtractions (estimate error may reach 2)
+};
+
+MulParams mul_params(u64 q, int bits) {
+    // x <= (q-1)^2 + (q-1) = q (q-1) (products, plus an accumulator below q)
+    const long double xmax = static_cast<long double>(q) * static_cast<long double>(q - 1);
+    MulParams best;
+    long double best_e = 1e9L;
+    for (int s = bits - 1; s >= std::max(0, bits - 4); --s) {
+        if (std::ldexp(1.0L, 52 + s) <= xmax) continue;  // c1 = floor(x / 2^s) must stay below 2^52
+        const long double e = xmax / std::ldexp(1.0L, 52 + s) + std::ldexp(1.0L, s) / static_cast<long double>(q);
+        if (e < best_e) { best_e = e; best.s = s; }
+    }
+    best.mu = static_cast<u64>((u128(1) << (52 + best.s)) / q);
+    best.two = !(best_e < 1.0L - 1e-15L);  // long double: ~1e-19 relative error
+    return best;
+}
+
+template <bool TWO, bool ACC>
+void mul_kernel(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m, const MulParams& P) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * m.q));
+    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - m.q));
+    const __m512i mu = _mm512_set1_epi64(static_cast<long long>(P.mu));
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i shl = _mm512_set1_epi64(52 - P.s), shr = _mm512_set1_epi64(P.s);
+    const __m512i zero = _mm512_setzero_si512();
+    auto f = [&](__m512i av, __m512i bv, __m512i cv) {
+        const __m512i lo = _mm512_madd52lo_epu64(ACC ? cv : zero, av, bv);  // may carry into bit 52 with ACC
+        const __m512i hi = _mm512_madd52hi_epu64(zero, av, bv);
+        const __m512i c1 = _mm512_add_epi64(_mm512_sllv_epi64(hi, shl), _mm512_srlv_epi64(lo, shr));
+        const __m512i qh = _mm512_madd52hi_epu64(zero, c1, mu);
+        __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(lo, qh, negq), mask);
+        if (TWO) r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
+        return reduce_once(r, q);
+    };
+    if constexpr (ACC) map3(out, a, b, out, n, f);
+    else map2(out, a, b, n, [&](__m512i av, __m512i bv) { return f(av, bv, zero); });
+}
+
+// Shoup with 52-bit companions. MODE 0: a * w; 1: out + a * w; 2: (a + q - b) * w.
+template <int MODE>
+void mul_const_kernel(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * m.q));
+    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - m.q));
+    const __m512i w = _mm512_set1_epi64(static_cast<long long>(c.w));
+    const __m512i wp = _mm512_set1_epi64(static_cast<long long>(c.wp >> 12));  // floor(w * 2^52 / q)
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i zero = _mm512_setzero_si512();
+    if constexpr (MODE == 0) {
+        map1(out, a, n, [&](__m512i av) {
+            const __m512i qh = _mm512_madd52hi_epu64(zero, av, wp);
+            const __m512i t = _mm512_madd52lo_epu64(zero, av, w);
+            return reduce_once(_mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask), q);
+        });
+    } else if constexpr (MODE == 1) {
+        map2(out, a, out, n, [&](__m512i av, __m512i ov) {
+            const __m512i qh = _mm512_madd52hi_epu64(zero, av, wp);
+            const __m512i t = _mm512_madd52lo_epu64(ov, av, w);
+            __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask);  // [0, 3q)
+            r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
+            return reduce_once(r, q);
+        });
+    } else {
+        map2(out, a, b, n, [&](__m512i av, __m512i bv) {
+            const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(av, q), bv);  // [0, 2q) < 2^52
+            const __m512i qh = _mm512_madd52hi_epu64(zero, d, wp);
+            const __m512i t = _mm512_madd52lo_epu64(zero, d, w);
+            return reduce_once(_mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask), q);
+        });
+    }
+}
+
+// vec_dot: T terms at compile time (T = 0: `terms` at run time). Products are accumulated per group of 8
+// coefficients as L = sum lo52, H = sum hi52; every 15 terms (a, b < 2^50 make each hi52 < 2^48, so H and the
+// carries of L stay below 2^52) the pair is reduced and the residue starts the next chunk in L.
+template <int T>
+void dot_kernel(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    constexpr std::size_t kChunk = 15;
+    static_assert(T <= static_cast<int>(kChunk));
+    const u64 qq = m.q;
+    const u64 R = (u64(1) << 52) % qq;
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(qq));
+    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * qq));
+    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - qq));
+    const __m512i vR = _mm512_set1_epi64(static_cast<long long>(R));
+    const __m512i vRp = _mm512_set1_epi64(static_cast<long long>((static_cast<u128>(R) << 52) / qq));
+    const __m512i vW1 = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) / qq));
+    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i zero = _mm512_setzero_si512();
+    // x = H 2^52 + L = H R + L (mod q); H R and L each by a Shoup estimate, r in [0, 4q), then [0, q)
+    auto reduce = [&](__m512i L, __m512i H) {
+        H = _mm512_add_epi64(H, _mm512_srli_epi64(L, 52));
+        L = _mm512_and_si512(L, mask);
+        const __m512i qh = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, H, vRp), L, vW1);
+        __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(_mm512_madd52lo_epu64(L, H, vR), qh, negq), mask);
+        r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
+        return reduce_once(r, q);
+    };
+    const u64* A[T > 0 ? T : 1];
+    const u64* B[T > 0 ? T : 1];
+    if constexpr (T > 0) for (int t = 0; t < T; ++t) { A[t] = a[t]; B[t] = b[t]; }
+    auto group = [&](std::size_t i, __mmask8 k) {
+        __m512i L = zero, H = zero;
+        if constexpr (T > 0) {
+            for (int t = 0; t < T; ++t) {
+                const __m512i av = _mm512_maskz_loadu_epi64(k, A[t] + i), bv = _mm512_maskz_loadu_epi64(k, B[t] + i);
+                L = _mm512_madd52lo_epu64(L, av, bv);
+                H = _mm512_madd52hi_epu64(H, av, bv);
+            }
+        } else {
+            std::size_t used = 0;
+            for (std::size_t t = 0; t < terms; ++t) {
+                if (used == kChunk) { L = reduce(L, H); H = zero; used = 0; }
+                const __m512i av = _mm512_maskz_loadu_epi64(k, a[t] + i), bv = _mm512_maskz_loadu_epi64(k, b[t] + i);
+                L = _mm512_madd52lo_epu64(L, av, bv);
+                H = _mm512_madd52hi_epu64(H, av, bv);
+                ++used;
+            }
+        }
+        return reduce(L, H);
+    };
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, group(i, static_cast<__mmask8>(0xff)));
+    if (i < n) {
+        const __mmask8 k = tail_mask(n - i);
+        _mm512_mask_storeu_epi64(out + i, k, group(i, k));
+    }
+}
+
+}  // namespace
+
+// ---- AVX-512F ------------------------------------------------------------------------------------------------------
+
+void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_add_epi64(x, y), q); });
+}
+void vec_sub_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_sub_epi64(_mm512_add_epi64(x, q), y), q); });
+}
+void vec_neg_avx512(u64* out, const u64* a, std::size_t n, const Modulus& m) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    map1(out, a, n, [&](__m512i x) { return _mm512_maskz_sub_epi64(_mm512_test_epi64_mask(x, x), q, x); });
+}
+void vec_add_const_avx512(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
+    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i cv = _mm512_set1_epi64(static_cast<long long>(c));
+    map1(out, a, n, [&](__m512i x) { return reduce_once(_mm512_add_epi64(x, cv), q); });
+}
+
+// ---- IFMA ----------------------------------------------------------------------------------------------------------
+
+void vec_mul_ifma(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const MulParams P = mul_params(m.q, m.bits);
+    if (P.two) mul_kernel<true, false>(out, a, b, n, m, P);
+    else mul_kernel<false, false>(out, a, b, n, m, P);
+}
+void vec_mul_add_ifma(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+    const MulParams P = mul_params(m.q, m.bits);
+    if (P.two) mul_kernel<true, true>(acc, a, b, n, m, P);
+    else mul_kernel<false, true>(acc, a, b, n, m, P);
+}
+void vec_mul_const_ifma(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    mul_const_kernel<0>(out, a, nullptr, c, n, m);
+}
+void vec_mul_const_add_ifma(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+    mul_const_kernel<1>(out, a, nullptr, c, n, m);
+}
+void vec_sub_mul_const_ifma(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
+    mul_const_kernel<2>(out, a, b, c, n, m);
+}
+
+void vec_dot_ifma(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    switch (terms) {
+        case 0: return;  // as the plain loop: nothing is written
+        case 1: return dot_kernel<1>(out, a, b, terms, n, m);
+        case 2: return dot_kernel<2>(out, a, b, terms, n, m);
+        case 3: return dot_kernel<3>(out, a, b, terms, n, m);
+        case 4: return dot_kernel<4>(out, a, b, terms, n, m);
+        default: return dot_kernel<0>(out, a, b, terms, n, m);
+    }
+}
+
+}  // namespace ember::detail

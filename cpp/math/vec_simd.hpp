@@ -1,0 +1,96 @@
+// Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_ifma.cpp) and of the
+// base conversion kernels (math/rns.cpp, math/rns_ifma.cpp).
+//
+// The public functions in vec_ops.hpp / BaseConverter::convert dispatch here at run time (CPUID, see
+// cpu_features). Tests and benchmarks call these directly to force one path, guarded by the *_supported
+// predicates. Every path returns fully reduced outputs, so all of them are bit-identical to the scalar code.
+//
+//  * *_avx512 kernels (vec_add/sub/neg/add_const): plain AVX-512F, any q < 2^63. Precondition: vec_avx512_supported().
+//  * *_ifma kernels: 52-bit lanes (_mm512_madd52lo/hi_epu64). Precondition: vec_ifma_supported(m), i.e. the CPU
+//    has AVX-512 F/DQ/VL/IFMA, q < 2^50 and q is not a power of two.
+//  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback and the path of the 60-bit primes).
+//  * base_convert_ifma: any bases of primes below 2^61 (52-bit digit Montgomery accumulation); precondition
+//    base_convert_ifma_supported(conv). base_convert_scalar: any bases (the fallback).
+#pragma once
+
+#include <cstddef>
+
+#include "math/modarith.hpp"
+
+namespace ember {
+class BaseConverter;
+}
+
+namespace ember::detail {
+
+/// CPU has AVX-512 F/DQ/VL.
+bool vec_avx512_supported();
+/// CPU has AVX-512 F/DQ/VL/IFMA, 3 <= q < 2^50 and q is not a power of two.
+bool vec_ifma_supported(const Modulus& m);
+
+// ---- scalar ----------------------------------------------------------------------------------------------------
+void vec_add_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_sub_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_neg_scalar(u64* out, const u64* a, std::size_t n, const Modulus& m);
+void vec_add_const_scalar(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+void vec_mul_scalar(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_add_scalar(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_const_scalar(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_mul_const_add_scalar(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
+void vec_sub_mul_const_scalar(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
+
+// ---- AVX-512F (math/vec_ops_ifma.cpp, entered only after vec_avx512_supported()) -------------------------------
+void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_sub_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_neg_avx512(u64* out, const u64* a, std::size_t n, const Modulus& m);
+void vec_add_const_avx512(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+
+// ---- IFMA (math/vec_ops_ifma.cpp, entered only after vec_ifma_supported(m)) ------------------------------------
+void vec_mul_ifma(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_add_ifma(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_const_ifma(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_mul_const_add_ifma(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_dot_ifma(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
+void vec_sub_mul_const_ifma(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
+
+/// r - q if r >= q, else r, always without a branch: left to itself, the compiler turns the second of two chained
+/// conditional subtractions into a branch, which random residues mispredict half of the time.
+inline u64 csub(u64 r, u64 q) {
+#if defined(__x86_64__)
+    u64 t = r;
+    __asm__("sub %[q], %[t]\n\tcmovb %[r], %[t]" : [t] "+&r"(t) : [q] "r"(q), [r] "r"(r) : "cc");
+    return t;
+#else
+    return r >= q ? r - q : r;
+#endif
+}
+
+/// Barrett constants for a*b mod q with two multiplications (scalar, any q < 2^61 that is not a power of two
+/// and at least 4): with s = bits(q) - 2 and mu = floor(2^(64+s) / q), for x < q^2 the estimate
+/// floor((x >> s) * mu / 2^64) is the quotient or one below it, so x - estimate * q lies in [0, 2q).
+struct Barrett64 {
+    u64 q = 0, mu = 0;
+    int s = 0;
+    bool ok = false;  // false for q < 4 or a power of two: use Modulus::reduce128 instead
+    explicit Barrett64(const Modulus& m);
+    /// x mod q for x < q^2 (in particular a * b + c with a, b, c < q).
+    u64 reduce(u128 x) const {
+        // x >> s with 1 <= s <= 59, written on the two words so that no 128-bit variable shift is emitted
+        const u64 xl = static_cast<u64>(x), xh = static_cast<u64>(x >> 64);
+        const u64 qh = mulhi64((xh << (64 - s)) | (xl >> s), mu);
+        return csub(xl - qh * q, q);
+    }
+};
+
+// ---- base conversion (math/rns.cpp, math/rns_ifma.cpp) -----------------------------------------------------------
+/// Portable blocked kernel (any bases; bit-identical to convert_reference).
+void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
+                         std::size_t end, bool centered);
+/// CPU has AVX-512 F/DQ/VL/IFMA and every source and target prime is odd and in [2^20, 2^61).
+bool base_convert_ifma_supported(const BaseConverter& conv);
+/// IFMA kernel. Precondition: base_convert_ifma_supported(conv).
+void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
+                       std::size_t end, bool centered);
+
+}  // namespace ember::detail

@@ -1,0 +1,369 @@
+// Vector and optimized scalar kernels (math/vec_simd.hpp) against references: every path of every element-wise
+// kernel against plain __int128 arithmetic, and BaseConverter::convert (each path) against convert_reference.
+// Forced-IFMA / AVX-512 cases are skipped on CPUs without those instructions. Fixed seeds throughout.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "math/cpu_features.hpp"
+#include "math/modarith.hpp"
+#include "math/primes.hpp"
+#include "math/rns.hpp"
+#include "math/vec_ops.hpp"
+#include "math/vec_simd.hpp"
+
+namespace ember {
+namespace {
+
+using Vec = std::vector<u64>;
+
+// 30-, 45-, 49-bit primes, the largest NTT primes below 2^50 (the IFMA ceiling), 60- and 61-bit primes, plus
+// non-prime odd moduli and one just above 2^50 (scalar there).
+std::vector<u64> simd_moduli() {
+    std::vector<u64> qs;
+    for (int bits : {30, 45, 49}) qs.push_back(ntt_primes_near(bits, 1, 1 << 17).at(0));
+    for (u64 q : ntt_primes_near(50, 2, 1 << 17, {}, false)) qs.push_back(q);
+    qs.push_back((u64(1) << 49) + 1);          // just above 2^49 (Barrett estimate needs two corrections)
+    qs.push_back((u64(1) << 50) - 1);          // largest IFMA modulus (not prime: the kernels do not care)
+    qs.push_back((u64(1) << 50) + 55);         // just above: scalar
+    qs.push_back(ntt_primes_near(60, 1, 1 << 17).at(0));
+    qs.push_back(ntt_primes_near(61, 1, 1 << 17, {}, false).at(0));
+    qs.push_back((u64(1) << 61) - 1);
+    qs.push_back(1000003);
+    return qs;
+}
+
+Vec rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
+    std::uniform_int_distribution<u64> d(0, q - 1);
+    Vec v(n);
+    for (auto& x : v) x = d(rng);
+    // extreme values, including in the n % 8 tail
+    for (std::size_t i = 0; i < n; i += 1 + rng() % 7) {
+        const u64 r = rng() % 4;
+        if (r == 0) v[i] = q - 1;
+        else if (r == 1) v[i] = 0;
+    }
+    if (n >= 3) { v[0] = q - 1; v[1] = 0; v[n - 1] = q - 1; }
+    return v;
+}
+
+const std::vector<std::size_t> kSizes = {8, 64, 1000, 65536};
+
+// Function tables of the paths: the public dispatcher, the scalar code, and the vector kernels where usable.
+struct Paths {
+    std::string name;
+    decltype(&vec_add) add, sub;
+    decltype(&vec_neg) neg;
+    decltype(&vec_add_const) add_const;
+    decltype(&vec_mul) mul;
+    decltype(&vec_mul_add) mul_add;
+    decltype(&vec_mul_const) mul_const, mul_const_add;
+    decltype(&vec_dot) dot;
+    decltype(&vec_sub_mul_const) sub_mul_const;
+};
+
+const Paths kPublic{"public", vec_add, vec_sub, vec_neg, vec_add_const, vec_mul, vec_mul_add, vec_mul_const,
+                    vec_mul_const_add, vec_dot, vec_sub_mul_const};
+const Paths kScalar{"scalar", detail::vec_add_scalar, detail::vec_sub_scalar, detail::vec_neg_scalar,
+                    detail::vec_add_const_scalar, detail::vec_mul_scalar, detail::vec_mul_add_scalar,
+                    detail::vec_mul_const_scalar, detail::vec_mul_const_add_scalar, detail::vec_dot_scalar,
+                    detail::vec_sub_mul_const_scalar};
+// AVX-512F for the additive kernels, IFMA for the multiplicative ones
+const Paths kIfma{"ifma", detail::vec_add_avx512, detail::vec_sub_avx512, detail::vec_neg_avx512,
+                  detail::vec_add_const_avx512, detail::vec_mul_ifma, detail::vec_mul_add_ifma,
+                  detail::vec_mul_const_ifma, detail::vec_mul_const_add_ifma, detail::vec_dot_ifma,
+                  detail::vec_sub_mul_const_ifma};
+
+void check_paths(const Paths& P, u64 q, std::size_t n, std::mt19937_64& rng, bool mul_ok, bool add_ok) {
+    SCOPED_TRACE(P.name + " q=" + std::to_string(q) + " n=" + std::to_string(n));
+    const Modulus m(q);
+    const Vec a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng);
+    const u64 cv = std::uniform_int_distribution<u64>(0, q - 1)(rng);
+    for (u64 cw : {cv, u64(0), u64(1), q - 1}) {
+        const MulConst c(cw, m);
+        Vec out(n, 12345);
+        auto P128 = [&](u128 x) { return static_cast<u64>(x % q); };
+        auto expect = [&](const Vec& got, const std::function<u64(std::size_t)>& want, const char* what) {
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want(i)) << what << " i=" << i << " c=" << cw;
+        };
+        if (add_ok && cw == cv) {
+            P.add(out.data(), a.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) + b[i]); }, "add");
+            P.sub(out.data(), a.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) + q - b[i]); }, "sub");
+            P.neg(out.data(), a.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(q) - a[i]); }, "neg");
+            P.add_const(out.data(), a.data(), cw, n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) + cw); }, "add_const");
+            out = a;  // in place
+            P.add(out.data(), out.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) + b[i]); }, "add in place");
+        }
+        if (!mul_ok) continue;
+        if (cw == cv) {
+            P.mul(out.data(), a.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) * b[i]); }, "mul");
+            P.mul(out.data(), a.data(), a.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) * a[i]); }, "square");
+            out = acc;
+            P.mul_add(out.data(), a.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) * b[i] + acc[i]); }, "mul_add");
+            out = a;  // in place
+            P.mul(out.data(), out.data(), b.data(), n, m);
+            expect(out, [&](std::size_t i) { return P128(u128(a[i]) * b[i]); }, "mul in place");
+        }
+        P.mul_const(out.data(), a.data(), c, n, m);
+        expect(out, [&](std::size_t i) { return P128(u128(a[i]) * cw); }, "mul_const");
+        out = acc;
+        P.mul_const_add(out.data(), a.data(), c, n, m);
+        expect(out, [&](std::size_t i) { return P128(u128(a[i]) * cw + acc[i]); }, "mul_const_add");
+        P.sub_mul_const(out.data(), a.data(), b.data(), c, n, m);
+        expect(out, [&](std::size_t i) { return P128((u128(a[i]) + q - b[i]) * cw); }, "sub_mul_const");
+        out = b;  // in place on the second operand
+        P.sub_mul_const(out.data(), a.data(), out.data(), c, n, m);
+        expect(out, [&](std::size_t i) { return P128((u128(a[i]) + q - b[i]) * cw); }, "sub_mul_const in place");
+    }
+    if (!mul_ok) return;
+    // vec_dot: term counts around the specializations and the chunk sizes (15 for IFMA, bits-dependent scalar)
+    const std::vector<std::size_t> term_counts =
+        n <= 1000 ? std::vector<std::size_t>{1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 40} : std::vector<std::size_t>{1, 3, 5, 16};
+    for (std::size_t terms : term_counts) {
+        std::vector<Vec> A, B;
+        for (std::size_t t = 0; t < terms; ++t) { A.push_back(rand_vec(n, q, rng)); B.push_back(rand_vec(n, q, rng)); }
+        if (terms >= 2 && n >= 8) for (std::size_t t = 0; t < terms; ++t) { A[t][5] = B[t][5] = q - 1; }  // worst case
+        std::vector<const u64*> pa, pb;
+        for (std::size_t t = 0; t < terms; ++t) { pa.push_back(A[t].data()); pb.push_back(B[t].data()); }
+        Vec out(n, 777);
+        P.dot(out.data(), pa.data(), pb.data(), terms, n, m);
+        for (std::size_t i = 0; i < n; ++i) {
+            u64 want = 0;
+            for (std::size_t t = 0; t < terms; ++t) want = static_cast<u64>((u128(want) + u128(A[t][i]) * B[t][i]) % q);
+            ASSERT_EQ(out[i], want) << "dot terms=" << terms << " i=" << i;
+        }
+        // in place: out aliases the first term's left operand (each coefficient reads all terms before the write)
+        Vec inplace = A[0];
+        pa[0] = inplace.data();
+        P.dot(inplace.data(), pa.data(), pb.data(), terms, n, m);
+        ASSERT_EQ(inplace, out) << "dot in place, terms=" << terms;
+    }
+}
+
+// ---- reference tests first: the scalar code (and the public dispatcher) against __int128 ---------------------------
+
+TEST(VecSimd, ScalarMatchesInt128) {
+    std::mt19937_64 rng(101);
+    for (u64 q : simd_moduli())
+        for (std::size_t n : kSizes) check_paths(kScalar, q, n, rng, true, true);
+}
+
+TEST(VecSimd, PublicDispatchMatchesInt128) {
+    std::mt19937_64 rng(102);
+    for (u64 q : simd_moduli())
+        for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(1000), std::size_t(65536)})
+            check_paths(kPublic, q, n, rng, true, true);
+}
+
+TEST(VecSimd, Barrett64MatchesInt128) {
+    std::mt19937_64 rng(103);
+    std::vector<u64> qs = simd_moduli();
+    for (int bits = 3; bits <= 61; ++bits) {
+        qs.push_back((u64(1) << (bits - 1)) + 1);
+        qs.push_back((u64(1) << bits) - 1);
+    }
+    for (u64 q : qs) {
+        const Modulus m(q);
+        const detail::Barrett64 br(m);
+        ASSERT_TRUE(br.ok) << q;
+        std::uniform_int_distribution<u64> d(0, q - 1);
+        for (int it = 0; it < 20000; ++it) {
+            const u64 a = it < 3 ? q - 1 : d(rng), b = it < 2 ? q - 1 : d(rng), c = it < 1 ? q - 1 : d(rng);
+            const u128 x = u128(a) * b + c;  // the largest x the kernels feed it: (q-1)^2 + (q-1)
+            ASSERT_EQ(br.reduce(x), static_cast<u64>(x % q)) << "q=" << q << " a=" << a << " b=" << b << " c=" << c;
+        }
+    }
+    EXPECT_FALSE(detail::Barrett64(Modulus(u64(1) << 40)).ok);
+    EXPECT_FALSE(detail::Barrett64(Modulus(3)).ok);
+}
+
+// ---- forced vector paths -------------------------------------------------------------------------------------------
+
+TEST(VecSimd, Avx512AndIfmaMatchInt128) {
+    // the additive kernels need AVX-512F only; the multiplicative ones IFMA and q < 2^50
+    if (!detail::vec_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512 F/DQ/VL";
+    const bool ifma = cpu_features().avx512ifma;
+    std::mt19937_64 rng(104);
+    int ifma_moduli = 0;
+    for (u64 q : simd_moduli()) {
+        const bool mul_ok = detail::vec_ifma_supported(Modulus(q));
+        ifma_moduli += mul_ok;
+        if (ifma) EXPECT_EQ(mul_ok, q < (u64(1) << 50)) << q;
+        for (std::size_t n : kSizes) check_paths(kIfma, q, n, rng, mul_ok, true);
+        for (std::size_t n : {std::size_t(1), std::size_t(3), std::size_t(9), std::size_t(15)}) check_paths(kIfma, q, n, rng, mul_ok, true);
+    }
+    if (ifma) EXPECT_GE(ifma_moduli, 7);
+}
+
+TEST(VecSimd, IfmaMulAllBitSizes) {
+    if (!cpu_features().avx512ifma) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+    // every bit size up to 50, at both ends of the range (the Barrett parameters change with bits and q / 2^bits)
+    std::mt19937_64 rng(105);
+    for (int bits = 2; bits <= 50; ++bits) {
+        for (u64 q : {(u64(1) << (bits - 1)) + 1, (u64(1) << bits) - 1, (u64(1) << (bits - 1)) + (u64(1) << (bits - 2)) + 1}) {
+            if (q < 3 || (q & (q - 1)) == 0) continue;
+            const Modulus m(q);
+            ASSERT_TRUE(detail::vec_ifma_supported(m));
+            const std::size_t n = 203;
+            Vec a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng), out(n);
+            detail::vec_mul_ifma(out.data(), a.data(), b.data(), n, m);
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<u64>(u128(a[i]) * b[i] % q)) << q;
+            out = acc;
+            detail::vec_mul_add_ifma(out.data(), a.data(), b.data(), n, m);
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<u64>((u128(a[i]) * b[i] + acc[i]) % q)) << q;
+            const u64* pa[3] = {a.data(), b.data(), acc.data()};
+            const u64* pb[3] = {b.data(), acc.data(), a.data()};
+            detail::vec_dot_ifma(out.data(), pa, pb, 3, n, m);
+            for (std::size_t i = 0; i < n; ++i)
+                ASSERT_EQ(out[i], static_cast<u64>((u128(a[i]) * b[i] + u128(b[i]) * acc[i] + u128(acc[i]) * a[i]) % q)) << q;
+        }
+    }
+}
+
+// ---- BaseConverter ---------------------------------------------------------------------------------------------------
+
+struct ConvCase {
+    std::vector<u64> from, to;
+};
+
+// Distinct NTT primes of the given sizes (bits 52 gives primes just below 2^52, 61 just below 2^61).
+std::vector<u64> take_primes(const std::vector<int>& bits, std::vector<u64>& used) {
+    std::vector<u64> out;
+    for (int b : bits) {
+        const u64 q = ntt_primes_near(b, 1, 1 << 17, used, b != 50 && b != 52 && b != 61).at(0);
+        used.push_back(q);
+        out.push_back(q);
+    }
+    return out;
+}
+
+void check_convert(const BaseConverter& conv, std::mt19937_64& rng, std::size_t n, bool scalar_too) {
+    const std::size_t k = conv.from().size(), m = conv.to().size();
+    std::vector<Vec> in(k);
+    for (std::size_t i = 0; i < k; ++i) in[i] = rand_vec(n, conv.from()[i].q, rng);
+    // coefficient-wide special values: 0, Q - 1, (Q -+ 1) / 2 (the rounding boundary of the centered mode), 1
+    for (std::size_t i = 0; i < k && n >= 8; ++i) {
+        const u64 q = conv.from()[i].q;
+        in[i][0] = 0;
+        in[i][1] = q - 1;
+        in[i][2] = (q - 1) / 2;
+        in[i][3] = (q + 1) / 2;
+        in[i][4] = 1;
+    }
+    std::vector<const u64*> ip;
+    for (auto& v : in) ip.push_back(v.data());
+    const std::size_t b = n > 10 ? rng() % 9 : 0, e = n > 10 ? n - rng() % 9 : n;
+    for (bool centered : {false, true}) {
+        SCOPED_TRACE(std::string(centered ? "centered" : "plain") + " k=" + std::to_string(k) + " m=" + std::to_string(m) +
+                     " n=" + std::to_string(n));
+        std::vector<Vec> ref(m, Vec(n, 7)), got(m, Vec(n, 7));
+        std::vector<u64*> rp, gp;
+        for (auto& v : ref) rp.push_back(v.data());
+        for (auto& v : got) gp.push_back(v.data());
+        conv.convert_reference(ip.data(), rp.data(), b, e, centered);
+        conv.convert(ip.data(), gp.data(), b, e, centered);
+        ASSERT_EQ(got, ref) << "convert";
+        if (scalar_too) {
+            std::vector<Vec> sc(m, Vec(n, 7));
+            std::vector<u64*> sp;
+            for (auto& v : sc) sp.push_back(v.data());
+            detail::base_convert_scalar(conv, ip.data(), sp.data(), b, e, centered);
+            ASSERT_EQ(sc, ref) << "base_convert_scalar";
+        }
+        if (detail::base_convert_ifma_supported(conv)) {
+            std::vector<Vec> vi(m, Vec(n, 7));
+            std::vector<u64*> vp;
+            for (auto& v : vi) vp.push_back(v.data());
+            detail::base_convert_ifma(conv, ip.data(), vp.data(), b, e, centered);
+            ASSERT_EQ(vi, ref) << "base_convert_ifma";
+        }
+    }
+}
+
+TEST(BaseConvSimd, RandomShapesMatchReference) {
+    std::mt19937_64 rng(201);
+    const std::vector<int> sizes = {50, 50, 50, 60, 60, 45, 30, 52, 61, 55};
+    for (int it = 0; it < 60; ++it) {
+        const std::size_t k = 1 + rng() % 12, m = 1 + rng() % 30;
+        std::vector<int> fb, tb;
+        for (std::size_t i = 0; i < k; ++i) fb.push_back(sizes[rng() % (it < 20 ? 5 : sizes.size())]);
+        for (std::size_t j = 0; j < m; ++j) tb.push_back(sizes[rng() % (it < 20 ? 5 : sizes.size())]);
+        std::vector<u64> used;
+        const auto from = take_primes(fb, used), to = take_primes(tb, used);
+        std::vector<Modulus> fm, tm;
+        for (u64 q : from) fm.emplace_back(q);
+        for (u64 q : to) tm.emplace_back(q);
+        const BaseConverter conv(fm, tm);
+        const std::size_t n = std::vector<std::size_t>{8, 64, 203, 1000}[rng() % 4];
+        check_convert(conv, rng, n, true);
+    }
+}
+
+TEST(BaseConvSimd, WideAccumulatorsMatchReference) {
+    // 12 sources of 61 bits: the 128-bit sums exceed what the two-multiplication Barrett estimate covers for
+    // 61-bit targets (generic reduction in the scalar kernel); the IFMA kernel has 24 rows of digits.
+    std::mt19937_64 rng(203);
+    std::vector<u64> used;
+    const auto from = take_primes(std::vector<int>(12, 61), used);
+    const auto to = take_primes({61, 61, 50, 30, 60}, used);
+    std::vector<Modulus> fm, tm;
+    for (u64 q : from) fm.emplace_back(q);
+    for (u64 q : to) tm.emplace_back(q);
+    const BaseConverter conv(fm, tm);
+    for (std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(333)}) check_convert(conv, rng, n, true);
+}
+
+TEST(BaseConvSimd, KeySwitchShapesMatchReference) {
+    // ModUp: 9 Q primes (q_0 of 60 bits among them) -> 16 Q primes + 8 special primes of 60 bits;
+    // ModDown: 8 special + 1 Q prime -> 24 Q primes (centered). Also the all-50-bit case.
+    std::mt19937_64 rng(202);
+    std::vector<u64> used;
+    const auto q0 = take_primes({60}, used);
+    const auto qs = take_primes(std::vector<int>(24, 50), used);
+    const auto ps = take_primes(std::vector<int>(8, 60), used);
+    auto mods = [](std::initializer_list<std::vector<u64>> parts) {
+        std::vector<Modulus> r;
+        for (const auto& p : parts) for (u64 q : p) r.emplace_back(q);
+        return r;
+    };
+    const std::vector<u64> d0(qs.begin(), qs.begin() + 8), rest(qs.begin() + 8, qs.end());
+    const std::vector<u64> d1(qs.begin() + 8, qs.begin() + 17), others(qs.begin(), qs.begin() + 8);
+    const std::vector<u64> others2(qs.begin() + 17, qs.end());
+    const BaseConverter up0(mods({q0, d0}), mods({rest, ps}));
+    const BaseConverter up1(mods({d1}), mods({q0, others, others2, ps}));
+    const BaseConverter down(mods({ps, {qs[0]}}), mods({q0, std::vector<u64>(qs.begin() + 1, qs.end())}));
+    const BaseConverter small(mods({d1}), mods({others, others2}));
+    for (const BaseConverter* c : {&up0, &up1, &down, &small}) {
+        ASSERT_EQ(c->from().size(), 9u);
+        check_convert(*c, rng, 4096 + 5, true);
+    }
+    check_convert(down, rng, 65536, false);
+}
+
+TEST(BaseConvSimd, IfmaPathIsTakenOnIfmaCpus) {
+    if (!cpu_features().avx512ifma) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+    std::vector<u64> used;
+    const auto f = take_primes({60, 50, 50}, used), t = take_primes({50, 60, 61, 52}, used);
+    std::vector<Modulus> fm, tm;
+    for (u64 q : f) fm.emplace_back(q);
+    for (u64 q : t) tm.emplace_back(q);
+    EXPECT_TRUE(detail::base_convert_ifma_supported(BaseConverter(fm, tm)));
+    tm.emplace_back(1000003);  // below 2^20: not for the Montgomery kernel
+    EXPECT_FALSE(detail::base_convert_ifma_supported(BaseConverter(fm, tm)));
+}
+
+}  // namespace
+}  // namespace ember
