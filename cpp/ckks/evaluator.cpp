@@ -42,56 +42,87 @@ std::vector<u64> residues_of_double(const Poly& p, double x) {
 
 }  // namespace
 
-void Evaluator::align(Ciphertext& a, Ciphertext& b) const {
-    if (a.slots != b.slots) throw std::invalid_argument("operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
-    if (a.level() > b.level()) a = adjust_to(a, b.level(), b.scale);
-    else if (b.level() > a.level()) b = adjust_to(b, a.level(), a.scale);
-    if (!scales_match(a.scale, b.scale)) {
-        // Within 2^-40 the difference is below the noise: adopt one scale. Otherwise refuse.
-        if (std::fabs(a.scale / b.scale - 1) < 0x1.0p-40) b.scale = a.scale;
-        else throw std::invalid_argument("operands have different scales (" + scale_str(a.scale) + " vs " + scale_str(b.scale) + ") at level " + std::to_string(a.level()));
+// Operands at a common level. No copy when they already share one; otherwise the higher one is brought
+// down exactly onto the other's scale (additions) or the canonical scale (products).
+struct Evaluator::Operands {
+    const Ciphertext* a;
+    const Ciphertext* b;
+    Ciphertext adjusted;
+};
+
+Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool canonical) const {
+    check_ct(op, a);
+    check_ct(op, b);
+    if (a.slots != b.slots) fail(op, "operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
+    Operands r{&a, &b, {}};
+    if (a.level() > b.level()) {
+        r.adjusted = adjust_to(a, b.level(), canonical ? ctx_->scale_at(b.level()) : b.scale);
+        r.a = &r.adjusted;
+    } else if (b.level() > a.level()) {
+        r.adjusted = adjust_to(b, a.level(), canonical ? ctx_->scale_at(a.level()) : a.scale);
+        r.b = &r.adjusted;
     }
+    return r;
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a0, const Ciphertext& b0) const {
-    check_ct("add", a0); check_ct("add", b0);
-    Ciphertext a = a0, b = b0;
-    align(a, b);
-    poly_add(a.c0, a.c0, b.c0);
-    poly_add(a.c1, a.c1, b.c1);
-    return a;
+namespace {
+// Sum or difference; scales within 2^-40 of each other are the same scale (the gap is below the noise).
+Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, bool subtract) {
+    if (!scales_match(a.scale, b.scale) && std::fabs(a.scale / b.scale - 1) >= 0x1.0p-40)
+        fail(op, "operands have different scales (" + scale_str(a.scale) + " vs " + scale_str(b.scale) + ") at level " + std::to_string(a.level()));
+    Ciphertext r;
+    if (subtract) {
+        poly_sub(r.c0, a.c0, b.c0);
+        poly_sub(r.c1, a.c1, b.c1);
+    } else {
+        poly_add(r.c0, a.c0, b.c0);
+        poly_add(r.c1, a.c1, b.c1);
+    }
+    r.scale = a.scale;
+    r.slots = a.slots;
+    return r;
+}
+}  // namespace
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+    Operands o = common_level("add", a, b, false);
+    return add_or_sub("add", *o.a, *o.b, false);
 }
 
-Ciphertext Evaluator::sub(const Ciphertext& a0, const Ciphertext& b0) const {
-    check_ct("sub", a0); check_ct("sub", b0);
-    Ciphertext a = a0, b = b0;
-    align(a, b);
-    poly_sub(a.c0, a.c0, b.c0);
-    poly_sub(a.c1, a.c1, b.c1);
-    return a;
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+    Operands o = common_level("sub", a, b, false);
+    return add_or_sub("sub", *o.a, *o.b, true);
 }
 
-Ciphertext Evaluator::negate(const Ciphertext& a0) const {
-    check_ct("negate", a0);
-    Ciphertext a = a0;
-    poly_neg(a.c0, a.c0);
-    poly_neg(a.c1, a.c1);
-    return a;
+Ciphertext Evaluator::negate(const Ciphertext& a) const {
+    check_ct("negate", a);
+    Ciphertext r;
+    poly_neg(r.c0, a.c0);
+    poly_neg(r.c1, a.c1);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    return r;
 }
 
 Ciphertext Evaluator::add_plain(const Ciphertext& a0, const Plaintext& p) const {
     check_pt("add_plain", a0, p);
     if (!scales_match(p.scale, a0.scale)) fail("add_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
-    Ciphertext a = a0;
-    poly_add(a.c0, a.c0, p.m);
+    Ciphertext a;
+    poly_add(a.c0, a0.c0, p.m);
+    a.c1 = a0.c1;
+    a.scale = a0.scale;
+    a.slots = a0.slots;
     return a;
 }
 
 Ciphertext Evaluator::sub_plain(const Ciphertext& a0, const Plaintext& p) const {
     check_pt("sub_plain", a0, p);
     if (!scales_match(p.scale, a0.scale)) fail("sub_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
-    Ciphertext a = a0;
-    poly_sub(a.c0, a.c0, p.m);
+    Ciphertext a;
+    poly_sub(a.c0, a0.c0, p.m);
+    a.c1 = a0.c1;
+    a.scale = a0.scale;
+    a.slots = a0.slots;
     return a;
 }
 
@@ -103,15 +134,19 @@ Ciphertext Evaluator::add_vector(const Ciphertext& a, const std::vector<cplx>& v
 Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
     check_ct("add_const", a0);
     if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("add_const", "constant is not finite");
-    Ciphertext a = a0;
     if (c.imag() == 0) {
         // A real constant is the constant polynomial round(c * scale): the same value at every evaluation point.
-        auto r = residues_of_double(a.c0, std::round(c.real() * a.scale));
-        a.c0.ring().backend().add_const(a.c0.refs(), a.c0.crefs(), r);
+        Ciphertext a;
+        a.c0 = Poly::uninitialized(a0.c0.ring_ptr(), a0.c0.q_limbs(), Basis::Q, a0.c0.form());
+        auto r = residues_of_double(a0.c0, std::round(c.real() * a0.scale));
+        a0.c0.ring().backend().add_const(a.c0.refs(), a0.c0.crefs(), r);
+        a.c1 = a0.c1;
+        a.scale = a0.scale;
+        a.slots = a0.slots;
         return a;
     }
-    std::vector<cplx> v(a.slots, c);
-    return add_plain(a, ctx_->encode(v, a.scale, a.level()));
+    std::vector<cplx> v(a0.slots, c);
+    return add_plain(a0, ctx_->encode(v, a0.scale, a0.level()));
 }
 
 std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& key) const {
@@ -146,21 +181,15 @@ Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
 }  // namespace
 
 Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk) const {
-    check_ct("mul", a0); check_ct("mul", b0);
-    Ciphertext a = a0, b = b0;
-    if (a.slots != b.slots) fail("mul", "operands pack different slot counts");
-    if (a.level() > b.level()) a = adjust_to(a, b.level(), ctx_->scale_at(b.level()));
-    else if (b.level() > a.level()) b = adjust_to(b, a.level(), ctx_->scale_at(a.level()));
-    Tensor t = tensor(a, b);
-    return relinearize(t.d0, t.d1, t.d2, a.scale * b.scale, a.slots, rlk);
+    Operands o = common_level("mul", a0, b0, true);
+    Tensor t = tensor(*o.a, *o.b);
+    return relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk);
 }
 
 Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk, bool merged) const {
-    check_ct("mul", a0); check_ct("mul", b0);
-    Ciphertext a = a0, b = b0;
-    if (a.slots != b.slots) fail("mul", "operands pack different slot counts");
-    if (a.level() > b.level()) a = adjust_to(a, b.level(), ctx_->scale_at(b.level()));
-    else if (b.level() > a.level()) b = adjust_to(b, a.level(), ctx_->scale_at(a.level()));
+    Operands o = common_level("mul", a0, b0, true);
+    const Ciphertext& a = *o.a;
+    const Ciphertext& b = *o.b;
     if (a.level() == 0) fail("mul", "no level left to rescale into (operands at level 0)");
     if (!merged) return rescale(multiply_relin(a, b, rlk));
     // MAD's ModDown merge: add P * (d0, d1) into the raised basis and divide once by P q_l.
@@ -180,10 +209,11 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
 
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
     check_pt("mul_plain", a0, p);
-    Ciphertext a = a0;
-    poly_mul(a.c0, a.c0, p.m);
-    poly_mul(a.c1, a.c1, p.m);
-    a.scale *= p.scale;
+    Ciphertext a;
+    poly_mul(a.c0, a0.c0, p.m);
+    poly_mul(a.c1, a0.c1, p.m);
+    a.scale = a0.scale * p.scale;
+    a.slots = a0.slots;
     return a;
 }
 
@@ -201,9 +231,11 @@ Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v
 
 Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
     check_ct("mul", a0);
-    Ciphertext a = a0;
-    poly_mul_const(a.c0, a.c0, residues_of(a.c0, k));
-    poly_mul_const(a.c1, a.c1, residues_of(a.c1, k));
+    Ciphertext a;
+    poly_mul_const(a.c0, a0.c0, residues_of(a0.c0, k));
+    poly_mul_const(a.c1, a0.c1, residues_of(a0.c1, k));
+    a.scale = a0.scale;
+    a.slots = a0.slots;
     return a;
 }
 
@@ -219,10 +251,11 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {
         std::vector<cplx> v(a.slots, c);
         return mul_vector(a, v);
     }
-    Ciphertext r = a;
+    Ciphertext r;
     const double k = std::round(c.real() * cscale);
-    poly_mul_const(r.c0, r.c0, residues_of_double(r.c0, k));
-    poly_mul_const(r.c1, r.c1, residues_of_double(r.c1, k));
+    poly_mul_const(r.c0, a.c0, residues_of_double(a.c0, k));
+    poly_mul_const(r.c1, a.c1, residues_of_double(a.c1, k));
+    r.slots = a.slots;
     r.scale = a.scale * cscale;
     r = rescale(r);
     r.scale = target;
@@ -243,9 +276,11 @@ Ciphertext Evaluator::rescale(const Ciphertext& a) const {
 Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) const {
     check_ct("drop_level", a);
     if (level > a.level()) fail("drop_level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
-    Ciphertext r = a;
-    r.c0.drop_to(level + 1);
-    r.c1.drop_to(level + 1);
+    Ciphertext r;
+    r.c0 = restrict_to(a.c0, level + 1);
+    r.c1 = restrict_to(a.c1, level + 1);
+    r.scale = a.scale;
+    r.slots = a.slots;
     return r;
 }
 

@@ -68,7 +68,8 @@ public:
 private:
     Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
     const SwitchingKey& galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
-    void align(Ciphertext& a, Ciphertext& b) const;
+    struct Operands;
+    Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool canonical) const;
     std::shared_ptr<const Context> ctx_;
 };
 
