@@ -34,8 +34,13 @@ test-slow: install
 bench: install
 	$(VENV)/bin/ember bench all --log-n 16 --levels 24 --dnum 3 --threads 2 --runs 10
 
+# OpenFHE's wheel holds a CPython 3.10 module only: it runs under python3.10 when one is found
+# (OPENFHE_PYTHON=/path/to/python3.10 to choose), else the script reports it as missing.
+OPENFHE_PYTHON ?= $(shell command -v python3.10 2>/dev/null || ls /root/.pyenv/versions/3.10*/bin/python 2>/dev/null | head -n1)
 peers: install
-	$(PY) bench/peers/compare_peers.py
+	$(PY) -m pip install -q --disable-pip-version-check desilofhe
+	@if [ -n "$(OPENFHE_PYTHON)" ]; then $(OPENFHE_PYTHON) -m pip install -q --disable-pip-version-check openfhe numpy; fi
+	OPENFHE_PYTHON=$(OPENFHE_PYTHON) $(PY) bench/peers/compare_peers.py
 
 # --- dependencies ------------------------------------------------------------------------------
 deps: apt-deps py-deps

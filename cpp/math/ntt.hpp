@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "math/modarith.hpp"
@@ -31,6 +32,9 @@ struct NttTables {
     std::vector<u64> psi_rev_shoup52;
     std::vector<u64> ipsi_rev_shoup52;
     u64 n_inv_shoup52 = 0;
+    // ipsi_rev[1] * N^-1 mod q with its companions: the vector paths merge the N^-1 factor into the last
+    // Gentleman-Sande stage (whose only twiddle is ipsi_rev[1]).
+    u64 ipsi1_ninv = 0, ipsi1_ninv_shoup = 0, ipsi1_ninv_shoup52 = 0;
 
     NttTables() = default;
     /// n a power of two in [2^1, 2^17], q prime with q = 1 mod 2n and q < 2^61.
@@ -47,5 +51,10 @@ void ntt_inverse_scalar(u64* a, const NttTables& t);
 
 /// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512" or "scalar".
 const char* ntt_path(const NttTables& t);
+
+/// Modular multiplications one transform performs on this CPU: (N/2) log N butterflies, plus the N^-1
+/// scaling of the inverse: a separate pass of N products on the scalar path, merged into the last stage
+/// on the vector paths (N/2 more products there). The trace layer counts with it.
+std::uint64_t ntt_mod_mul_count(const NttTables& t, bool inverse);
 
 }  // namespace ember

@@ -32,7 +32,9 @@ def test_mul_ntt_counts_match_the_algorithm(small):
     assert c["ntt_inverse"]["ntt"] == inv
     log_n = p.log_n
     assert c["ntt_forward"]["mod_mul"] == fwd * n // 2 * log_n
-    assert c["ntt_inverse"]["mod_mul"] == inv * (n // 2 * log_n + n)
+    # the N^-1 factor: merged into the last stage by the AVX-512 / IFMA kernels, a separate pass otherwise
+    scaling = n // 2 if ember._ember.cpu_features()["avx512f"] else n
+    assert c["ntt_inverse"]["mod_mul"] == inv * (n // 2 * log_n + scaling)
     # Tensor: 4 products (one accumulated); KSKInnerProd: one product per digit over ql + K limbs, for
     # both halves of the key.
     assert c["mul"]["mod_mul"] == 3 * ql * n

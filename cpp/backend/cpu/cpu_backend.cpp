@@ -210,13 +210,13 @@ private:
         c.bytes_read = bytes * reads;
         c.bytes_written = bytes * writes;
     }
-    // Forward: (N/2) log N butterflies, one Shoup product and two additions each. The inverse adds the
-    // N^-1 scaling (one product per coefficient).
+    // (N/2) log N butterflies, one product and two additions each, and the N^-1 scaling of the inverse
+    // (see ntt_mod_mul_count).
     static void count_ntt(trace::Counts& c, Limbs x, bool inverse) {
         for (auto& r : x) {
             const std::uint64_t n = r.table->n, lg = static_cast<std::uint64_t>(r.table->log_n);
             c.ntt += 1;
-            c.mod_mul += n / 2 * lg + (inverse ? n : 0);
+            c.mod_mul += ntt_mod_mul_count(*r.table, inverse);
             c.mod_add += n * lg;
             c.bytes_read += n * W;
             c.bytes_written += n * W;

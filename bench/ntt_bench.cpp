@@ -1,0 +1,124 @@
+// Micro-benchmark of the negacyclic NTT paths (scalar, AVX-512F, AVX-512 IFMA), one thread.
+//
+//   ember_ntt_bench [--log-n 16[,17...]] [--bits 50,60] [--runs 200] [--warmup 20] [--paths scalar,avx512,ifma]
+//
+// Prints one JSON line per (path, log_n, bits) with median / min / max microseconds of the forward and the
+// inverse transform over `runs` timed runs (each run is timed on its own, in place, on a 64-byte aligned buffer,
+// after a warm-up of at least 100 ms).
+// bits = 50 means the largest NTT prime below 2^50 (the IFMA ceiling); other values the NTT prime nearest 2^bits.
+// Paths the CPU (or the modulus) does not support are skipped.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "math/ntt.hpp"
+#include "math/ntt_simd.hpp"
+#include "math/primes.hpp"
+
+using namespace ember;
+
+namespace {
+
+std::vector<int> parse_list(const char* s) {
+    std::vector<int> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
+    return out;
+}
+
+struct Stats {
+    double median, min, max;
+};
+
+Stats stats(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    const double med = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    return {med, v.front(), v.back()};
+}
+
+using Fn = void (*)(u64*, const NttTables&);
+
+Stats time_fn(Fn f, u64* a, const NttTables& tb, int runs, int warmup) {
+    // warm up for `warmup` runs and at least 100 ms, so that caches, branch predictors and the clock settle
+    const auto w0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < warmup || std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(100); ++i) f(a, tb);
+    std::vector<double> us(runs);
+    for (int r = 0; r < runs; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f(a, tb);
+        const auto t1 = std::chrono::steady_clock::now();
+        us[r] = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    }
+    return stats(us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<int> log_ns = {16}, bits_list = {50, 60};
+    int runs = 200, warmup = 20;
+    std::string paths = "scalar,avx512,ifma";
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto next = [&]() -> const char* {
+            if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", arg.c_str()); std::exit(2); }
+            return argv[++i];
+        };
+        if (arg == "--log-n") log_ns = parse_list(next());
+        else if (arg == "--bits") bits_list = parse_list(next());
+        else if (arg == "--runs") runs = std::max(1, std::atoi(next()));
+        else if (arg == "--warmup") warmup = std::max(0, std::atoi(next()));
+        else if (arg == "--paths") paths = next();
+        else {
+            std::fprintf(stderr,
+                         "usage: %s [--log-n 16[,17]] [--bits 50,60] [--runs 200] [--warmup 20] "
+                         "[--paths scalar,avx512,ifma]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    auto want = [&](const char* p) { return ("," + paths + ",").find("," + std::string(p) + ",") != std::string::npos; };
+
+    for (int log_n : log_ns) {
+        const std::size_t n = std::size_t(1) << log_n;
+        for (int bits : bits_list) {
+            const u64 q = ntt_primes_near(bits, 1, 2 * n, {}, /*both_sides=*/bits != 50 && bits != 61).at(0);
+            const NttTables tb(n, Modulus(q));
+            struct P {
+                const char* name;
+                bool ok;
+                Fn fwd, inv;
+            };
+            const P ps[] = {
+                {"scalar", true, ntt_forward_scalar, ntt_inverse_scalar},
+                {"avx512", detail::ntt_avx512_supported(tb), detail::ntt_forward_avx512, detail::ntt_inverse_avx512},
+                {"ifma", detail::ntt_ifma_supported(tb), detail::ntt_forward_ifma, detail::ntt_inverse_ifma},
+            };
+            u64* a = static_cast<u64*>(std::aligned_alloc(64, n * sizeof(u64)));
+            for (const P& p : ps) {
+                if (!p.ok || !want(p.name)) continue;
+                std::mt19937_64 rng(42);
+                for (std::size_t i = 0; i < n; ++i) a[i] = rng() % q;
+                const Stats f = time_fn(p.fwd, a, tb, runs, warmup);
+                const Stats v = time_fn(p.inv, a, tb, runs, warmup);
+                std::printf(
+                    "{\"path\":\"%s\",\"log_n\":%d,\"bits\":%d,\"q\":%llu,\"runs\":%d,\"dispatch\":\"%s\","
+                    "\"fwd_median_us\":%.2f,\"fwd_min_us\":%.2f,\"fwd_max_us\":%.2f,"
+                    "\"inv_median_us\":%.2f,\"inv_min_us\":%.2f,\"inv_max_us\":%.2f}\n",
+                    p.name, log_n, tb.mod.bits, static_cast<unsigned long long>(q), runs, ntt_path(tb), f.median, f.min,
+                    f.max, v.median, v.min, v.max);
+                std::fflush(stdout);
+            }
+            std::free(a);
+        }
+    }
+    return 0;
+}
