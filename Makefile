@@ -10,7 +10,7 @@ PYTHON  ?= python3
 VENV    := build/venv
 PY      := $(VENV)/bin/python
 JOBS    ?= $(shell nproc)
-APT_PKGS := cmake g++ make libssl-dev libgmp-dev libgtest-dev
+APT_PKGS := cmake g++ make libssl-dev libgmp-dev libgtest-dev python3-venv python3-dev
 PY_PKGS  := numpy rich pytest scikit-build-core nanobind
 
 .PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps py-deps install clean

@@ -1,7 +1,7 @@
 """A first Ember program: encrypt a vector, compute (x^2 + x/2) rotated by one slot, decrypt.
 
 Run with `make demo` (it builds Ember first) or `python examples/01_first_program.py`.
-EMBER_DEMO_LOG_N=14 makes it quicker on a slow machine (with insecure=True, since 24 levels do not fit
+EMBER_DEMO_LOG_N=13 or 14 makes it quicker on a slow machine (with insecure=True, since 24 levels do not fit
 the 128-bit bound at that ring size).
 """
 import os
@@ -11,7 +11,7 @@ import numpy as np
 
 import ember
 
-log_n = int(os.environ.get("EMBER_DEMO_LOG_N", "16"))
+log_n = int(os.environ.get("EMBER_DEMO_LOG_N", "16"))  # smaller: quicker, insecure
 params = ember.CkksParams(log_n=log_n, levels=24, log_scale=50, dnum=3, insecure=log_n < 16)
 print(params)
 
