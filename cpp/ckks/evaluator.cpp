@@ -104,27 +104,22 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
     return r;
 }
 
-Ciphertext Evaluator::add_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_pt("add_plain", a0, p);
-    if (!scales_match(p.scale, a0.scale)) fail("add_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
+namespace {
+Ciphertext add_or_sub_plain(const char* op, const Ciphertext& a0, const Plaintext& p, bool subtract) {
+    check_pt(op, a0, p);
+    if (!scales_match(p.scale, a0.scale)) fail(op, "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
     Ciphertext a;
-    poly_add(a.c0, a0.c0, p.m);
+    if (subtract) poly_sub(a.c0, a0.c0, p.m);
+    else poly_add(a.c0, a0.c0, p.m);
     a.c1 = a0.c1;
     a.scale = a0.scale;
     a.slots = a0.slots;
     return a;
 }
+}  // namespace
 
-Ciphertext Evaluator::sub_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_pt("sub_plain", a0, p);
-    if (!scales_match(p.scale, a0.scale)) fail("sub_plain", "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
-    Ciphertext a;
-    poly_sub(a.c0, a0.c0, p.m);
-    a.c1 = a0.c1;
-    a.scale = a0.scale;
-    a.slots = a0.slots;
-    return a;
-}
+Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const { return add_or_sub_plain("add_plain", a, p, false); }
+Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const { return add_or_sub_plain("sub_plain", a, p, true); }
 
 Ciphertext Evaluator::add_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
     if (v.size() != a.slots) fail("add", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
