@@ -25,6 +25,9 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using namespace ember;
 
+// Other parts of the module, one file each (bindings/*.cpp).
+void bind_heaan(nb::module_& m);
+
 namespace {
 
 using CArray = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -66,6 +69,7 @@ using Core = std::shared_ptr<ContextCore>;
 
 NB_MODULE(_ember, m) {
     m.doc() = "Ember core (C++): full-RNS CKKS";
+    bind_heaan(m);
 
     nb::enum_<SecretDist>(m, "SecretDist").value("ternary", SecretDist::Ternary).value("hamming", SecretDist::HammingWeight);
 

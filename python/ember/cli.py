@@ -72,6 +72,17 @@ def main(argv=None) -> int:
     i = sub.add_parser("info", help="version and CPU features")
     i.set_defaults(fn=_info)
 
+    # Further command groups register themselves (each module has add_parser(subparsers)).
+    import importlib
+    for name in ("ember.sim.cli",):
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name and not name.startswith(e.name or "\0"):
+                raise
+            continue
+        mod.add_parser(sub)
+
     args = p.parse_args(argv)
     if getattr(args, "runs", 1) < 1:
         p.error("--runs must be >= 1")
