@@ -27,6 +27,7 @@ using namespace ember;
 
 // Other parts of the module, one file each (bindings/*.cpp).
 void bind_heaan(nb::module_& m);
+void bind_circuits(nb::module_& m);
 
 namespace {
 
@@ -217,6 +218,16 @@ NB_MODULE(_ember, m) {
     m.def("switching_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(*c.ctx, span_of(b))); });
     m.def("galois_keys_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(*c.ctx, span_of(b))); });
     m.def("secret_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(*c.ctx, span_of(b))); });
+
+    bind_circuits(m);
+    m.def("context_of", [](const ContextCore& c) { return std::const_pointer_cast<Context>(c.ctx); });
+    m.def("relin_key_of", [](const ContextCore& c) {
+        std::lock_guard<std::mutex> l(c.mu);
+        if (!c.relin) throw std::invalid_argument("no relinearization key; call keygen() or set_eval_keys()");
+        return c.relin;
+    });
+    m.def("galois_keys_of", [](const ContextCore& c) { return c.gk(); });
+    nb::class_<Context>(m, "ContextHandle");
 
     // Tracing.
     m.def("trace_enable", &trace::enable);

@@ -78,7 +78,8 @@ u64 Encoder::residue_of(double x, const Modulus& q) {
     return x < 0 ? q.neg(r) : r;
 }
 
-Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<const cplx> z, double scale, std::size_t q_limbs) const {
+Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<const cplx> z, double scale, std::size_t q_limbs,
+                     Basis basis) const {
     const std::size_t slots = z.size();
     if (!pow2(slots) || slots > n_ / 2)
         throw std::invalid_argument("encode: the slot count must be a power of two in [1, N/2 = " + std::to_string(n_ / 2) + "], got " + std::to_string(slots));
@@ -88,12 +89,12 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
         if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw std::invalid_argument("encode: input contains NaN or infinity");
     fft_special_inv(w);
     const std::size_t gap = n_ / (2 * slots);
-    Poly p(ring, q_limbs, Basis::Q, Form::Coeff);
+    Poly p(ring, q_limbs, basis, Form::Coeff);
     // bound check: the message must stay below q_0 * ... (here: below 2^(bits of Q) / 2)
     for (std::size_t k = 0; k < slots; ++k) {
         const double re = std::round(w[k].real() * scale), im = std::round(w[k].imag() * scale);
         if (std::fabs(re) >= 0x1.0p1000 || std::fabs(im) >= 0x1.0p1000) throw std::invalid_argument("encode: value * scale is too large");
-        for (std::size_t i = 0; i < q_limbs; ++i) {
+        for (std::size_t i = 0; i < p.limbs(); ++i) {
             const Modulus& q = p.table(i).mod;
             p.limb(i)[k * gap] = residue_of(re, q);
             p.limb(i)[(k + slots) * gap] = residue_of(im, q);

@@ -28,7 +28,10 @@ public:
 
     /// round(scale * embedding^-1(z)) as a polynomial over the first q_limbs primes, evaluation form.
     /// z.size() is the slot count (power of two <= N/2).
-    Poly encode(const std::shared_ptr<const RingContext>& ring, std::span<const cplx> z, double scale, std::size_t q_limbs) const;
+    /// basis QP: also over the special primes (plaintexts applied in the raised basis, e.g. the
+    /// baby-step products of a double-hoisted linear transform).
+    Poly encode(const std::shared_ptr<const RingContext>& ring, std::span<const cplx> z, double scale, std::size_t q_limbs,
+                Basis basis = Basis::Q) const;
     /// The integer constant round(scale * c) on every slot: a constant polynomial (c real).
     /// Inverse of encode for a polynomial in coefficient or evaluation form.
     std::vector<cplx> decode(const Poly& p, double scale, std::size_t slots) const;

@@ -17,3 +17,5 @@ from .tracing import trace  # noqa: F401
 __version__ = "0.1.0"
 __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
            "GaloisKeys", "SwitchingKey", "max_log_qp_128"]
+from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
+                       evaluate_function)

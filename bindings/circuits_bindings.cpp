@@ -1,0 +1,40 @@
+// Bindings of the circuits built on the evaluator (cpp/circuits/): linear transforms, polynomials.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
+#include <nanobind/stl/complex.h>
+
+#include "circuits/lintrans.hpp"
+#include "circuits/polyeval.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace ember;
+
+void bind_circuits(nb::module_& m) {
+    using RG = nb::call_guard<nb::gil_scoped_release>;
+    nb::class_<LinearTransform>(m, "LinearTransformCore")
+        .def("__init__",
+             [](LinearTransform* self, std::shared_ptr<Context> ctx, const std::map<long, std::vector<cplx>>& diags, std::size_t slots,
+                std::size_t level, std::size_t n1) {
+                 nb::gil_scoped_release r;
+                 new (self) LinearTransform(ctx, diags, slots, level, n1);
+             },
+             "ctx"_a, "diagonals"_a, "slots"_a, "level"_a, "n1"_a = 0)
+        .def_prop_ro("rotations", &LinearTransform::rotations)
+        .def_prop_ro("baby_steps", &LinearTransform::baby_steps)
+        .def_prop_ro("level", &LinearTransform::level)
+        .def_prop_ro("slots", &LinearTransform::slots)
+        .def("apply", &LinearTransform::apply, RG())
+        .def("apply_plain", &LinearTransform::apply_plain, RG());
+
+    m.def("evaluate_chebyshev",
+          [](std::shared_ptr<Context> ctx, const Ciphertext& x, std::vector<double> coeffs, double a, double b, const SwitchingKey& rlk) {
+              ChebyshevPoly p{std::move(coeffs), a, b};
+              nb::gil_scoped_release r;
+              return evaluate_chebyshev(Evaluator(ctx), x, p, rlk);
+          });
+    m.def("chebyshev_depth", [](std::vector<double> coeffs) { return chebyshev_depth(ChebyshevPoly{std::move(coeffs), -1, 1}); });
+}

@@ -1,0 +1,48 @@
+// Plaintext matrix x ciphertext by diagonals, baby-step giant-step (Halevi-Shoup; Bossuat et al. 2021).
+//
+// M x = sum_k diag_k (.) rot_k(x) with diag_k[i] = M[i][(i + k) mod n]. With k = n1 j + i:
+//     M x = sum_j rot_{n1 j}( sum_i rot_{-n1 j}(diag_{n1 j + i}) (.) rot_i(x) ).
+// apply() is double-hoisted (MAD Section 3.2): the baby-step rotations share one Decomp + ModUp and stay
+// in the raised basis QP, multiplied by plaintexts encoded over QP and summed there, so each giant step
+// costs one ModDown instead of one per rotation (ModDown hoisting); the giant-step rotations accumulate
+// in QP as well, and the final ModDown is merged with the rescale. apply_plain() is the reference path
+// (rotate, multiply, add, rescale), which the tests compare against.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "ckks/evaluator.hpp"
+
+namespace ember {
+
+class LinearTransform {
+public:
+    /// diagonals: index k (any integer, taken mod slots) -> the n = slots values of diag_k. The transform
+    /// applies to ciphertexts of `slots` slots at `level` on the context's canonical scale; the result
+    /// is at level - 1 on the canonical scale. n1 = 0 picks the baby-step count.
+    LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals, std::size_t slots,
+                    std::size_t level, std::size_t n1 = 0);
+
+    /// The rotations whose Galois keys apply() and apply_plain() need.
+    std::vector<long> rotations() const;
+    std::size_t baby_steps() const { return n1_; }
+    std::size_t level() const { return level_; }
+    std::size_t slots() const { return slots_; }
+
+    Ciphertext apply(const Ciphertext& ct, const GaloisKeys& gk) const;
+    Ciphertext apply_plain(const Ciphertext& ct, const GaloisKeys& gk) const;
+
+private:
+    void check_input(const Ciphertext& ct) const;
+
+    std::shared_ptr<const Context> ctx_;
+    std::size_t slots_, level_, n1_;
+    double pt_scale_;
+    // giant step j -> baby step i -> rot_{-n1 j}(diag_{n1 j + i}) encoded over Q_level U P (evaluation form)
+    std::map<std::size_t, std::map<std::size_t, Poly>> pts_;
+    // the same plaintexts over Q_level only, for the reference path
+    std::map<std::size_t, std::map<std::size_t, Plaintext>> pts_q_;
+};
+
+}  // namespace ember
