@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 #include <nanobind/stl/complex.h>
 
+#include "circuits/dft.hpp"
 #include "circuits/lintrans.hpp"
 #include "circuits/polyeval.hpp"
 
@@ -36,5 +37,9 @@ void bind_circuits(nb::module_& m) {
               nb::gil_scoped_release r;
               return evaluate_chebyshev(Evaluator(ctx), x, p, rlk);
           });
+    m.def("dft_factors", [](std::size_t log_n, std::size_t slots, std::size_t levels, bool coeff_to_slot) {
+        Encoder enc(std::size_t(1) << log_n);
+        return coeff_to_slot ? coeff_to_slot_factors(enc, slots, levels) : slot_to_coeff_factors(enc, slots, levels);
+    });
     m.def("chebyshev_depth", [](std::vector<double> coeffs) { return chebyshev_depth(ChebyshevPoly{std::move(coeffs), -1, 1}); });
 }

@@ -91,3 +91,56 @@ def test_function_on_an_interval(env):
     y = ember.evaluate_function(ctx.encrypt(x, keys.public), np.sin, 15, (-2, 2))
     # the interpolant of sin on [-2, 2] at degree 15 is exact to ~2^-40; the bound is the noise
     assert bits(ctx.decrypt(y, keys.secret).real, np.sin(x)) >= 22
+
+
+def _apply_clear(factors, v):
+    for f in factors:
+        out = np.zeros(len(v), complex)
+        for k, d in f.items():
+            out += np.asarray(d) * np.roll(v, -k)
+        v = out
+    return v
+
+
+def _bitrev(n):
+    b = int(np.log2(n))
+    return np.array([int(format(i, f"0{b}b")[::-1], 2) if b else 0 for i in range(n)])
+
+
+@pytest.mark.parametrize("slots", [2, 8, 32])
+@pytest.mark.parametrize("levels", [1, 2, 3])
+def test_dft_factors_are_the_canonical_embedding(slots, levels):
+    """SlotToCoeff factors applied to bit-reversed w evaluate sum_k w_k zeta_j^k at the slot roots
+    zeta_j = exp(2 pi i 5^j gap / 2N) (direct O(n^2) evaluation); CoeffToSlot inverts them."""
+    log_n = 8
+    n2 = 2 ** (log_n + 1)
+    gap = 2 ** log_n // (2 * slots)
+    rng = np.random.default_rng(slots * 10 + levels)
+    w = rng.normal(size=slots) + 1j * rng.normal(size=slots)
+    stc = ember._ember.dft_factors(log_n, slots, levels, False)
+    cts = ember._ember.dft_factors(log_n, slots, levels, True)
+    assert len(stc) == len(cts) == min(levels, int(np.log2(slots)))
+    assert all(len(f) <= 3 ** int(np.ceil(np.log2(slots) / levels)) for f in stc)
+    roots = np.exp(2j * np.pi * np.array([pow(5, j, n2) * gap for j in range(slots)]) / n2)
+    want = np.array([np.sum(w * roots[j] ** np.arange(slots)) for j in range(slots)])
+    got = _apply_clear(stc, w[_bitrev(slots)])
+    assert np.abs(got - want).max() < 1e-10 * slots
+    assert np.abs(_apply_clear(cts, got) - w[_bitrev(slots)]).max() < 1e-12 * slots
+
+
+def test_homomorphic_dft_round_trip(env):
+    """CoeffToSlot then SlotToCoeff on a ciphertext as LinearTransforms (2 levels each) is the identity."""
+    ctx = env
+    slots = 64
+    lts, level = [], ctx.max_level
+    for cts in (True, False):
+        for f in ember._ember.dft_factors(ctx.params.log_n, slots, 2, cts):
+            lts.append(ember.LinearTransform(ctx, f, slots=slots, level=level))
+            level -= 1
+    keys = ctx.keygen(rotations=sorted({r for lt in lts for r in lt.rotations}))
+    x = np.random.default_rng(2).uniform(-1, 1, slots)
+    ct = ctx.encrypt(x, keys.public)
+    for lt in lts:
+        ct = lt.apply(ct)
+    assert ct.level == ctx.max_level - 4
+    assert bits(ctx.decrypt(ct, keys.secret), x) >= BOUND
