@@ -8,55 +8,29 @@
 // bits = 50 means the largest NTT prime below 2^50 (the IFMA ceiling); other values the NTT prime nearest 2^bits.
 // Paths the CPU (or the modulus) does not support are skipped.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "math/ntt.hpp"
 #include "math/ntt_simd.hpp"
 #include "math/primes.hpp"
 
 using namespace ember;
+using namespace ember::bench;
 
 namespace {
-
-std::vector<int> parse_list(const char* s) {
-    std::vector<int> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
-    return out;
-}
-
-struct Stats {
-    double median, min, max;
-};
-
-Stats stats(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t k = v.size();
-    const double med = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-    return {med, v.front(), v.back()};
-}
 
 using Fn = void (*)(u64*, const NttTables&);
 
 Stats time_fn(Fn f, u64* a, const NttTables& tb, int runs, int warmup) {
     // warm up for `warmup` runs and at least 100 ms, so that caches, branch predictors and the clock settle
-    const auto w0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < warmup || std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(100); ++i) f(a, tb);
+    warm_up([&] { f(a, tb); }, warmup, 100);
     std::vector<double> us(runs);
-    for (int r = 0; r < runs; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f(a, tb);
-        const auto t1 = std::chrono::steady_clock::now();
-        us[r] = std::chrono::duration<double, std::micro>(t1 - t0).count();
-    }
+    for (int r = 0; r < runs; ++r) us[r] = time_once([&] { f(a, tb); }, /*cpu_clock=*/false, 1000.0);  // steady_clock, us
     return stats(us);
 }
 
@@ -68,10 +42,7 @@ int main(int argc, char** argv) {
     std::string paths = "scalar,avx512,ifma";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        auto next = [&]() -> const char* {
-            if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", arg.c_str()); std::exit(2); }
-            return argv[++i];
-        };
+        auto next = [&] { return option_value(argc, argv, i); };
         if (arg == "--log-n") log_ns = parse_list(next());
         else if (arg == "--bits") bits_list = parse_list(next());
         else if (arg == "--runs") runs = std::max(1, std::atoi(next()));
@@ -109,13 +80,12 @@ int main(int argc, char** argv) {
                 for (std::size_t i = 0; i < n; ++i) a[i] = rng() % q;
                 const Stats f = time_fn(p.fwd, a, tb, runs, warmup);
                 const Stats v = time_fn(p.inv, a, tb, runs, warmup);
-                std::printf(
-                    "{\"path\":\"%s\",\"log_n\":%d,\"bits\":%d,\"q\":%llu,\"runs\":%d,\"dispatch\":\"%s\","
-                    "\"fwd_median_us\":%.2f,\"fwd_min_us\":%.2f,\"fwd_max_us\":%.2f,"
-                    "\"inv_median_us\":%.2f,\"inv_min_us\":%.2f,\"inv_max_us\":%.2f}\n",
-                    p.name, log_n, tb.mod.bits, static_cast<unsigned long long>(q), runs, ntt_path(tb), f.median, f.min,
-                    f.max, v.median, v.min, v.max);
-                std::fflush(stdout);
+                JsonLine(/*spaced=*/false)
+                    .str("path", p.name).num("log_n", log_n).num("bits", tb.mod.bits).num("q", static_cast<unsigned long long>(q))
+                    .num("runs", runs).str("dispatch", ntt_path(tb))
+                    .fixed("fwd_median_us", f.median, 2).fixed("fwd_min_us", f.min, 2).fixed("fwd_max_us", f.max, 2)
+                    .fixed("inv_median_us", v.median, 2).fixed("inv_min_us", v.min, 2).fixed("inv_max_us", v.max, 2)
+                    .print();
             }
             std::free(a);
         }

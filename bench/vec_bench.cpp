@@ -14,19 +14,16 @@
 //   moddown: 8 special primes + 1 Q prime -> q_0 + 23 Q primes
 //   all50:   9 Q primes -> 15 Q primes (every prime < 2^50)
 // each in both modes (centered false / true).
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "math/cpu_features.hpp"
 #include "math/modarith.hpp"
 #include "math/primes.hpp"
@@ -35,6 +32,7 @@
 #include "math/vec_simd.hpp"
 
 using namespace ember;
+using namespace ember::bench;
 
 namespace {
 
@@ -105,21 +103,6 @@ void old_convert(const BaseConverter& cv, const u64* const* in, u64* const* out,
 
 bool g_cpu_clock = true;
 
-double now_ns() {
-    if (g_cpu_clock) {
-        timespec ts;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return ts.tv_sec * 1e9 + ts.tv_nsec;
-    }
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t k = v.size();
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 struct Pair {
     double old_ns, new_ns;
 };
@@ -131,18 +114,14 @@ bool g_blocked = false;
 /// one implementation back to back (each run finds its own previous output in cache when it fits).
 Pair time_pair(const std::function<void()>& old_fn, const std::function<void()>& new_fn, std::size_t n, int runs, int warmup) {
     std::vector<double> a(runs), b(runs);
-    auto timed = [&](const std::function<void()>& f) {
-        const double t0 = now_ns();
-        f();
-        return (now_ns() - t0) / static_cast<double>(n);
-    };
+    auto timed = [&](const std::function<void()>& f) { return time_once(f, g_cpu_clock, static_cast<double>(n)); };
     if (g_blocked) {
-        for (int i = 0; i < warmup; ++i) old_fn();
+        warm_up(old_fn, warmup);
         for (int r = 0; r < runs; ++r) a[r] = timed(old_fn);
-        for (int i = 0; i < warmup; ++i) new_fn();
+        warm_up(new_fn, warmup);
         for (int r = 0; r < runs; ++r) b[r] = timed(new_fn);
     } else {
-        for (int i = 0; i < warmup; ++i) { old_fn(); new_fn(); }
+        warm_up([&] { old_fn(); new_fn(); }, warmup);
         for (int r = 0; r < runs; ++r) { a[r] = timed(old_fn); b[r] = timed(new_fn); }
     }
     return {median(a), median(b)};
@@ -155,20 +134,14 @@ std::vector<u64> rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
     return v;
 }
 
-void emit(const std::string& kernel, const std::string& extra, std::size_t n, int runs, const Pair& p, const char* path) {
-    std::printf("{\"kernel\": \"%s\", %s\"n\": %zu, \"runs\": %d, \"clock\": \"%s\", \"order\": \"%s\", "
-                "\"old_ns_per_coeff\": %.3f, \"new_ns_per_coeff\": %.3f, \"speedup\": %.2f, \"new_path\": \"%s\"}\n",
-                kernel.c_str(), extra.c_str(), n, runs, g_cpu_clock ? "thread_cpu" : "wall",
-                g_blocked ? "blocked" : "alternating", p.old_ns, p.new_ns, p.old_ns / p.new_ns, path);
-    std::fflush(stdout);
-}
-
-std::vector<int> parse_list(const char* s) {
-    std::vector<int> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
-    return out;
+/// One record: the kernel, the fields of `extra` (the case), then the timings.
+void emit(const std::string& kernel, const JsonLine& extra, std::size_t n, int runs, const Pair& p, const char* path) {
+    JsonLine(/*spaced=*/true)
+        .str("kernel", kernel).append(extra).num("n", n).num("runs", runs)
+        .str("clock", g_cpu_clock ? "thread_cpu" : "wall").str("order", g_blocked ? "blocked" : "alternating")
+        .fixed("old_ns_per_coeff", p.old_ns, 3).fixed("new_ns_per_coeff", p.new_ns, 3).fixed("speedup", p.old_ns / p.new_ns, 2)
+        .str("new_path", path)
+        .print();
 }
 
 }  // namespace
@@ -180,10 +153,7 @@ int main(int argc, char** argv) {
     std::string only = "vec,conv";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        auto next = [&]() -> const char* {
-            if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", arg.c_str()); std::exit(2); }
-            return argv[++i];
-        };
+        auto next = [&] { return option_value(argc, argv, i); };
         if (arg == "--n") n = static_cast<std::size_t>(std::atoll(next()));
         else if (arg == "--runs") runs = std::max(1, std::atoi(next()));
         else if (arg == "--warmup") warmup = std::max(0, std::atoi(next()));
@@ -204,7 +174,7 @@ int main(int argc, char** argv) {
             const u64 q = ntt_primes_near(bits, 1, 1 << 17, {}, bits != 50).at(0);
             const Modulus m(q);
             const char* path = detail::vec_ifma_supported(m) ? "ifma" : "scalar";
-            const std::string extra = "\"bits\": " + std::to_string(bits) + ", ";
+            const JsonLine extra = JsonLine(true).num("bits", bits);
             auto a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng);
             std::vector<u64> out(n), out2(n);
             const MulConst c(rand_vec(1, q, rng)[0], m);
@@ -219,7 +189,7 @@ int main(int argc, char** argv) {
             for (int t = 0; t < 3; ++t) { A.push_back(rand_vec(n, q, rng)); Bv.push_back(rand_vec(n, q, rng)); }
             const u64* pa[3] = {A[0].data(), A[1].data(), A[2].data()};
             const u64* pb[3] = {Bv[0].data(), Bv[1].data(), Bv[2].data()};
-            emit("vec_dot", extra + "\"terms\": 3, ", n, runs,
+            emit("vec_dot", JsonLine(true).append(extra).num("terms", 3), n, runs,
                  time_pair([&] { old_vec_dot(out.data(), pa, pb, 3, n, m); },
                            [&] { vec_dot(out2.data(), pa, pb, 3, n, m); }, n, runs, warmup), path);
             if (out != out2) { std::fprintf(stderr, "vec_dot: old and new differ\n"); return 1; }
@@ -257,8 +227,7 @@ int main(int argc, char** argv) {
             for (std::size_t j = 0; j < m; ++j) { p1.push_back(o1[j].data()); p2.push_back(o2[j].data()); }
             const char* path = detail::base_convert_ifma_supported(cv) ? "ifma" : "scalar";
             for (bool centered : {false, true}) {
-                const std::string extra = std::string("\"shape\": \"") + s.name + "\", \"k\": " + std::to_string(k) +
-                                          ", \"m\": " + std::to_string(m) + ", \"centered\": " + (centered ? "true" : "false") + ", ";
+                const JsonLine extra = JsonLine(true).str("shape", s.name).num("k", k).num("m", m).boolean("centered", centered);
                 const int cruns = std::max(1, runs / 2);
                 emit("convert", extra, n, cruns,
                      time_pair([&] { old_convert(cv, ip.data(), p1.data(), 0, n, centered); },

@@ -15,13 +15,7 @@
 // Bounds (R <= 2k + 1 <= 129 rows, every row digit and every constant digit below 2^52): the low accumulators
 // take R values below 2^52, far from 2^64. Small targets: x = D0 + D1 2^52 < R 2^104, the first step leaves
 // E < R 2^52 + p + 1, the second F < R + 2 + p < 2p. Big targets: x < R 2^113 (c < 2^61), F < R 2^9 + p + 1 < 2p.
-//
-// GCC 12 flags the self-initialized _mm512_undefined_* inside the intrinsic headers (a known false positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "math/ifma_util.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -34,10 +28,9 @@ namespace ember::detail {
 
 namespace {
 
-constexpr u64 kMask52 = (u64(1) << 52) - 1;
-constexpr std::size_t kBlock = 128;  // coefficients per block (16 groups of 8 lanes)
+using namespace ifma;
 
-inline __mmask8 tail_mask(std::size_t r) { return static_cast<__mmask8>(r >= 8 ? 0xffu : (1u << r) - 1u); }
+constexpr std::size_t kBlock = 128;  // coefficients per block (16 groups of 8 lanes)
 
 /// -p^-1 mod 2^52 (p odd).
 u64 neg_inv52(u64 p) {
@@ -103,97 +96,70 @@ Plan make_plan(const BaseConverter& conv, bool centered) {
 // Montgomery step: with D0 < 2^52 and m = D0 * (-p^-1) mod 2^52, D0 + (m p mod 2^52) is 0 when D0 = 0 and exactly
 // 2^52 otherwise (m != 0 then), so the carry out of the low digit is the mask D0 != 0.
 
+/// The carry part of a Montgomery step on x = lo + hi 2^52: moves the bits of lo above 52 into hi, returns
+/// m = lo * (-p^-1) mod 2^52 and adds to hi the carry out of lo + (m p mod 2^52).
+inline __m512i mont_carry(__m512i& lo, __m512i& hi, __m512i pinv, __m512i mask, __m512i zero, __m512i one) {
+    hi = _mm512_add_epi64(hi, _mm512_srli_epi64(lo, 52));
+    lo = _mm512_and_si512(lo, mask);
+    const __m512i mq = _mm512_madd52lo_epu64(zero, lo, pinv);
+    hi = _mm512_mask_add_epi64(hi, _mm512_test_epi64_mask(lo, lo), hi, one);
+    return mq;
+}
+
 /// Two Montgomery steps by 2^52 for p < 2^52: x = D0 + D1 2^52 -> x 2^-104 mod p in [0, p).
 inline __m512i mont_small(__m512i D0, __m512i D1, __m512i p, __m512i pinv, __m512i mask, __m512i zero, __m512i one) {
-    D1 = _mm512_add_epi64(D1, _mm512_srli_epi64(D0, 52));
-    D0 = _mm512_and_si512(D0, mask);
-    __m512i mq = _mm512_madd52lo_epu64(zero, D0, pinv);
-    D1 = _mm512_mask_add_epi64(D1, _mm512_test_epi64_mask(D0, D0), D1, one);
-    const __m512i E = _mm512_madd52hi_epu64(D1, mq, p);  // (x + m p) / 2^52
-    const __m512i E0 = _mm512_and_si512(E, mask);
-    __m512i E1 = _mm512_srli_epi64(E, 52);
-    mq = _mm512_madd52lo_epu64(zero, E0, pinv);
-    E1 = _mm512_mask_add_epi64(E1, _mm512_test_epi64_mask(E0, E0), E1, one);
-    const __m512i F = _mm512_madd52hi_epu64(E1, mq, p);  // [0, 2p)
-    return _mm512_min_epu64(F, _mm512_sub_epi64(F, p));
+    __m512i mq = mont_carry(D0, D1, pinv, mask, zero, one);
+    __m512i E0 = _mm512_madd52hi_epu64(D1, mq, p), E1 = zero;  // E = (x + m p) / 2^52
+    mq = mont_carry(E0, E1, pinv, mask, zero, one);
+    return reduce_once(_mm512_madd52hi_epu64(E1, mq, p), p);  // [0, 2p) -> [0, p)
 }
 
 /// Same for p in [2^52, 2^61) = p0 + p1 2^52: x = D0 + D1 2^52 + D2 2^104.
 inline __m512i mont_big(__m512i D0, __m512i D1, __m512i D2, __m512i p, __m512i p0, __m512i p1, __m512i pinv,
                         __m512i mask, __m512i zero, __m512i one) {
-    D1 = _mm512_add_epi64(D1, _mm512_srli_epi64(D0, 52));
-    D0 = _mm512_and_si512(D0, mask);
-    __m512i mq = _mm512_madd52lo_epu64(zero, D0, pinv);
-    D1 = _mm512_mask_add_epi64(D1, _mm512_test_epi64_mask(D0, D0), D1, one);
+    __m512i mq = mont_carry(D0, D1, pinv, mask, zero, one);
     __m512i E0 = _mm512_madd52lo_epu64(_mm512_madd52hi_epu64(D1, mq, p0), mq, p1);
     __m512i E1 = _mm512_madd52hi_epu64(D2, mq, p1);
-    E1 = _mm512_add_epi64(E1, _mm512_srli_epi64(E0, 52));
-    E0 = _mm512_and_si512(E0, mask);
-    mq = _mm512_madd52lo_epu64(zero, E0, pinv);
-    E1 = _mm512_mask_add_epi64(E1, _mm512_test_epi64_mask(E0, E0), E1, one);
+    mq = mont_carry(E0, E1, pinv, mask, zero, one);
     const __m512i F0 = _mm512_madd52lo_epu64(_mm512_madd52hi_epu64(E1, mq, p0), mq, p1);
     const __m512i F1 = _mm512_madd52hi_epu64(zero, mq, p1);
-    const __m512i F = _mm512_add_epi64(F0, _mm512_slli_epi64(F1, 52));  // [0, 2p)
-    return _mm512_min_epu64(F, _mm512_sub_epi64(F, p));
+    return reduce_once(_mm512_add_epi64(F0, _mm512_slli_epi64(F1, 52)), p);  // [0, 2p) -> [0, p)
 }
 
-inline void store_group(u64* dst, std::size_t lane0, std::size_t nb, __m512i v) {
-    if (lane0 + 8 <= nb) _mm512_storeu_si512(dst + lane0, v);
-    else _mm512_mask_storeu_epi64(dst + lane0, tail_mask(nb - lane0), v);
-}
-
-/// G groups of 8 coefficients (starting at group g0) of one target p < 2^52.
-template <int G>
-inline void target_small(const u64* rows, std::size_t R, const u64* c, u64 pq, u64 pinv_s, u64* dst, std::size_t g0,
-                         std::size_t nb) {
+/// G groups of 8 coefficients (starting at group g0) of one target: p < 2^52 (constants c0), or with BIG
+/// p in [2^52, 2^61) (constants c0 + c1 2^52).
+template <bool BIG, int G>
+inline void target(const u64* rows, std::size_t R, const u64* c0, const u64* c1, u64 pq, u64 pinv_s, u64* dst,
+                   std::size_t g0, std::size_t nb) {
     const __m512i zero = _mm512_setzero_si512();
-    __m512i D0[G], D1[G];
-    for (int u = 0; u < G; ++u) D0[u] = D1[u] = zero;
-    const u64* base = rows + g0 * 8;
-    for (std::size_t r = 0; r < R; ++r) {
-        const __m512i cv = _mm512_set1_epi64(static_cast<long long>(c[r]));
-        const u64* row = base + r * kBlock;
-        for (int u = 0; u < G; ++u) {
-            const __m512i y = _mm512_loadu_si512(row + 8 * u);
-            D0[u] = _mm512_madd52lo_epu64(D0[u], y, cv);
-            D1[u] = _mm512_madd52hi_epu64(D1[u], y, cv);
-        }
-    }
-    const __m512i p = _mm512_set1_epi64(static_cast<long long>(pq));
-    const __m512i pinv = _mm512_set1_epi64(static_cast<long long>(pinv_s));
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
-    const __m512i one = _mm512_set1_epi64(1);
-    for (int u = 0; u < G; ++u) store_group(dst, (g0 + u) * 8, nb, mont_small(D0[u], D1[u], p, pinv, mask, zero, one));
-}
-
-/// G groups of one target p in [2^52, 2^61).
-template <int G>
-inline void target_big(const u64* rows, std::size_t R, const u64* c0, const u64* c1, u64 pq, u64 pinv_s, u64* dst,
-                       std::size_t g0, std::size_t nb) {
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i D0[G], D1[G], D1b[G], D2[G];  // D1 in two halves: shorter dependency chains
+    __m512i D0[G], D1[G], D1b[G], D2[G];  // BIG: D1 in two halves (shorter dependency chains), D2
     for (int u = 0; u < G; ++u) D0[u] = D1[u] = D1b[u] = D2[u] = zero;
     const u64* base = rows + g0 * 8;
     for (std::size_t r = 0; r < R; ++r) {
-        const __m512i cv0 = _mm512_set1_epi64(static_cast<long long>(c0[r]));
-        const __m512i cv1 = _mm512_set1_epi64(static_cast<long long>(c1[r]));
+        const __m512i cv0 = bcast(c0[r]);
+        const __m512i cv1 = BIG ? bcast(c1[r]) : zero;
         const u64* row = base + r * kBlock;
         for (int u = 0; u < G; ++u) {
             const __m512i y = _mm512_loadu_si512(row + 8 * u);
             D0[u] = _mm512_madd52lo_epu64(D0[u], y, cv0);
             D1[u] = _mm512_madd52hi_epu64(D1[u], y, cv0);
-            D1b[u] = _mm512_madd52lo_epu64(D1b[u], y, cv1);
-            D2[u] = _mm512_madd52hi_epu64(D2[u], y, cv1);
+            if constexpr (BIG) {
+                D1b[u] = _mm512_madd52lo_epu64(D1b[u], y, cv1);
+                D2[u] = _mm512_madd52hi_epu64(D2[u], y, cv1);
+            }
         }
     }
-    const __m512i p = _mm512_set1_epi64(static_cast<long long>(pq));
-    const __m512i p0 = _mm512_set1_epi64(static_cast<long long>(pq & kMask52));
-    const __m512i p1 = _mm512_set1_epi64(static_cast<long long>(pq >> 52));
-    const __m512i pinv = _mm512_set1_epi64(static_cast<long long>(pinv_s));
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
-    const __m512i one = _mm512_set1_epi64(1);
-    for (int u = 0; u < G; ++u)
-        store_group(dst, (g0 + u) * 8, nb, mont_big(D0[u], _mm512_add_epi64(D1[u], D1b[u]), D2[u], p, p0, p1, pinv, mask, zero, one));
+    const __m512i p = bcast(pq), p0 = bcast(pq & kMask52), p1 = bcast(pq >> 52);  // p0, p1: BIG only
+    const __m512i pinv = bcast(pinv_s), mask = bcast(kMask52), one = _mm512_set1_epi64(1);
+    for (int u = 0; u < G; ++u) {
+        const std::size_t lane0 = (g0 + u) * 8;
+        if constexpr (BIG) {
+            store_lanes(dst + lane0, nb - lane0,
+                        mont_big(D0[u], _mm512_add_epi64(D1[u], D1b[u]), D2[u], p, p0, p1, pinv, mask, zero, one));
+        } else {
+            store_lanes(dst + lane0, nb - lane0, mont_small(D0[u], D1[u], p, pinv, mask, zero, one));
+        }
+    }
 }
 
 }  // namespace
@@ -224,7 +190,7 @@ void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* con
     u64* vrow = rows + (R - 1) * kBlock;  // valid when centered
 
     const __m512i zero = _mm512_setzero_si512();
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i mask = bcast(kMask52);
 
     for (std::size_t c0 = begin; c0 < end; c0 += kBlock) {
         const std::size_t nb = std::min(kBlock, end - c0);
@@ -236,30 +202,22 @@ void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* con
             const u64* src = in[i] + c0;
             u64* row = rows + static_cast<std::size_t>(P.src_row[i]) * kBlock;
             if (P.kind[i] == 0) {
-                const __m512i vq = _mm512_set1_epi64(static_cast<long long>(q));
-                const __m512i vnegq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - q));
-                const __m512i vw = _mm512_set1_epi64(static_cast<long long>(w));
-                const __m512i vwp = _mm512_set1_epi64(static_cast<long long>(wp >> 12));
+                // q < 2^51: Shoup with the 52-bit companion wp >> 12
+                const __m512i vq = bcast(q), vnegq = bcast((u64(1) << 52) - q);
+                const __m512i vw = bcast(w), vwp = bcast(wp >> 12);
                 for (std::size_t g = 0; g < ng; ++g) {
-                    const __m512i x = _mm512_maskz_loadu_epi64(tail_mask(nb - 8 * g), src + 8 * g);
-                    const __m512i qh = _mm512_madd52hi_epu64(zero, x, vwp);
-                    const __m512i t = _mm512_madd52lo_epu64(zero, x, vw);
-                    __m512i yv = _mm512_and_si512(_mm512_madd52lo_epu64(t, qh, vnegq), mask);
-                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq));
-                    _mm512_storeu_si512(row + 8 * g, yv);
+                    const __m512i x = load_lanes(src + 8 * g, nb - 8 * g);
+                    _mm512_storeu_si512(row + 8 * g, reduce_once(mul_shoup52(zero, x, vw, vwp, vnegq, mask), vq));
                 }
             } else {
                 // q in [2^51, 2^61): Shoup with the 64-bit companion wp; floor(x * wp / 2^64) is assembled from
                 // 52-bit digit products (x = x0 + x1 2^52, wp = w0 + w1 2^52), leaving out only the low digit
                 // product's carry, so the estimate is at most one below and x * w - qhat * q lies in [0, 3q).
-                const __m512i vq = _mm512_set1_epi64(static_cast<long long>(q));
-                const __m512i vq2 = _mm512_set1_epi64(static_cast<long long>(2 * q));
-                const __m512i vw = _mm512_set1_epi64(static_cast<long long>(w));
-                const __m512i w0 = _mm512_set1_epi64(static_cast<long long>(wp & kMask52));
-                const __m512i w1 = _mm512_set1_epi64(static_cast<long long>(wp >> 52));
+                const __m512i vq = bcast(q), vq2 = bcast(2 * q), vw = bcast(w);
+                const __m512i w0 = bcast(wp & kMask52), w1 = bcast(wp >> 52);
                 u64* row_hi = row + kBlock;
                 for (std::size_t g = 0; g < ng; ++g) {
-                    const __m512i x = _mm512_maskz_loadu_epi64(tail_mask(nb - 8 * g), src + 8 * g);
+                    const __m512i x = load_lanes(src + 8 * g, nb - 8 * g);
                     const __m512i x0 = _mm512_and_si512(x, mask), x1 = _mm512_srli_epi64(x, 52);
                     __m512i mid = _mm512_madd52hi_epu64(zero, x0, w0);
                     mid = _mm512_madd52lo_epu64(mid, x0, w1);
@@ -269,8 +227,7 @@ void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* con
                     top = _mm512_madd52lo_epu64(top, x1, w1);
                     const __m512i qh = _mm512_add_epi64(_mm512_srli_epi64(mid, 12), _mm512_slli_epi64(top, 40));
                     __m512i yv = _mm512_sub_epi64(_mm512_mullo_epi64(x, vw), _mm512_mullo_epi64(qh, vq));
-                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq2));
-                    yv = _mm512_min_epu64(yv, _mm512_sub_epi64(yv, vq));
+                    yv = reduce_once(reduce_once(yv, vq2), vq);  // [0, 3q) -> [0, q)
                     if (P.kind[i] == 1) {
                         _mm512_storeu_si512(row + 8 * g, yv);
                     } else {
@@ -309,13 +266,13 @@ void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* con
             const u64* c0r = P.c0.data() + j * R;
             const u64 pq = to[j].q, pinv = P.pinv[j];
             std::size_t g = 0;
+            const u64* c1r = P.c1.data() + j * R;
             if (!P.big[j]) {
-                for (; g + 8 <= ng; g += 8) target_small<8>(rows, R, c0r, pq, pinv, dst, g, nb);
-                for (; g < ng; ++g) target_small<1>(rows, R, c0r, pq, pinv, dst, g, nb);
+                for (; g + 8 <= ng; g += 8) target<false, 8>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
+                for (; g < ng; ++g) target<false, 1>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
             } else {
-                const u64* c1r = P.c1.data() + j * R;
-                for (; g + 4 <= ng; g += 4) target_big<4>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
-                for (; g < ng; ++g) target_big<1>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
+                for (; g + 4 <= ng; g += 4) target<true, 4>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
+                for (; g < ng; ++g) target<true, 1>(rows, R, c0r, c1r, pq, pinv, dst, g, nb);
             }
         }
     }

@@ -1,9 +1,7 @@
 // AVX-512 element-wise kernels (compiled with AVX-512 F/DQ/VL/BW/IFMA flags; entered only after the CPUID checks
 // in vec_ops.cpp). Each lane holds one coefficient; the n % 8 tail uses masked loads and stores.
 //
-// IFMA kernels (q < 2^50): _mm512_madd52lo/hi_epu64(z, x, y) add the low / high 52 bits of the 104-bit product
-// x * y (x, y < 2^52) to z. A remainder r = x - qhat * q whose true value is known to lie in [0, 2^52) is computed
-// modulo 2^52 as lo52(x) + lo52(qhat * (2^52 - q)) and masked, so no 64-bit multiply is needed.
+// IFMA kernels (q < 2^50), on the lane helpers of math/ifma_util.hpp (52-bit products, remainders modulo 2^52):
 //
 //  * vec_mul / vec_mul_add: Barrett. x = a * b (+ acc) < q^2 is split by the IFMA pair into hi * 2^52 + lo,
 //    c1 = floor(x / 2^s) < 2^52 and qhat = floor(c1 * mu / 2^52) with mu = floor(2^(52+s) / q) < 2^52. The estimate
@@ -17,13 +15,7 @@
 //    to [0, 4q), then two conditional subtractions.
 //  * vec_add / sub / neg / add_const: plain AVX-512F, the same formulas as the scalar code (any q < 2^63), the
 //    conditional subtraction being an unsigned min(s, s - q).
-//
-// GCC 12 flags the self-initialized _mm512_undefined_* inside the intrinsic headers (a known false positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "math/ifma_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,44 +26,25 @@ namespace ember::detail {
 
 namespace {
 
-constexpr u64 kMask52 = (u64(1) << 52) - 1;
+using namespace ifma;
 
-inline __mmask8 tail_mask(std::size_t r) { return static_cast<__mmask8>((1u << r) - 1u); }
-
-/// r in [0, 2q) -> [0, q) (unsigned min: r - q wraps above r when r < q).
-inline __m512i reduce_once(__m512i r, __m512i q) { return _mm512_min_epu64(r, _mm512_sub_epi64(r, q)); }
-
-// Apply f(x) -> vector to each group of 8 (one input stream).
-template <class F>
-inline void map1(u64* out, const u64* a, std::size_t n, F f) {
+// out[i..i+8) = f(the same lanes of each input stream) over n values: whole groups of 8, then the n % 8 tail
+// with masked loads and stores.
+template <class F, class... In>
+inline void map_lanes(u64* out, std::size_t n, F f, const In*... in) {
     std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i)));
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(in + i)...));
     if (i < n) {
         const __mmask8 k = tail_mask(n - i);
-        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, a + i)));
+        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, in + i)...));
     }
 }
 template <class F>
-inline void map2(u64* out, const u64* a, const u64* b, std::size_t n, F f) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i)));
-    if (i < n) {
-        const __mmask8 k = tail_mask(n - i);
-        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, a + i), _mm512_maskz_loadu_epi64(k, b + i)));
-    }
-}
+inline void map1(u64* out, const u64* a, std::size_t n, F f) { map_lanes(out, n, f, a); }
 template <class F>
-inline void map3(u64* out, const u64* a, const u64* b, const u64* c, std::size_t n, F f) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i), _mm512_loadu_si512(c + i)));
-    if (i < n) {
-        const __mmask8 k = tail_mask(n - i);
-        _mm512_mask_storeu_epi64(out + i, k,
-                                 f(_mm512_maskz_loadu_epi64(k, a + i), _mm512_maskz_loadu_epi64(k, b + i),
-                                   _mm512_maskz_loadu_epi64(k, c + i)));
-    }
-}
+inline void map2(u64* out, const u64* a, const u64* b, std::size_t n, F f) { map_lanes(out, n, f, a, b); }
+template <class F>
+inline void map3(u64* out, const u64* a, const u64* b, const u64* c, std::size_t n, F f) { map_lanes(out, n, f, a, b, c); }
 
 // ---- Barrett parameters for a * b (+ c) mod q, q < 2^50 ----------------------------------------------------------
 struct MulParams {
@@ -97,11 +70,8 @@ MulParams mul_params(u64 q, int bits) {
 
 template <bool TWO, bool ACC>
 void mul_kernel(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m, const MulParams& P) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
-    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * m.q));
-    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - m.q));
-    const __m512i mu = _mm512_set1_epi64(static_cast<long long>(P.mu));
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i q = bcast(m.q), q2 = bcast(2 * m.q), negq = bcast((u64(1) << 52) - m.q);
+    const __m512i mu = bcast(P.mu), mask = bcast(kMask52);
     const __m512i shl = _mm512_set1_epi64(52 - P.s), shr = _mm512_set1_epi64(P.s);
     const __m512i zero = _mm512_setzero_si512();
     auto f = [&](__m512i av, __m512i bv, __m512i cv) {
@@ -109,8 +79,8 @@ void mul_kernel(u64* out, const u64* a, const u64* b, std::size_t n, const Modul
         const __m512i hi = _mm512_madd52hi_epu64(zero, av, bv);
         const __m512i c1 = _mm512_add_epi64(_mm512_sllv_epi64(hi, shl), _mm512_srlv_epi64(lo, shr));
         const __m512i qh = _mm512_madd52hi_epu64(zero, c1, mu);
-        __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(lo, qh, negq), mask);
-        if (TWO) r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
+        __m512i r = sub_qhat_q(lo, qh, negq, mask);
+        if (TWO) r = reduce_once(r, q2);
         return reduce_once(r, q);
     };
     if constexpr (ACC) map3(out, a, b, out, n, f);
@@ -120,33 +90,20 @@ void mul_kernel(u64* out, const u64* a, const u64* b, std::size_t n, const Modul
 // Shoup with 52-bit companions. MODE 0: a * w; 1: out + a * w; 2: (a + q - b) * w.
 template <int MODE>
 void mul_const_kernel(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
-    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * m.q));
-    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - m.q));
-    const __m512i w = _mm512_set1_epi64(static_cast<long long>(c.w));
-    const __m512i wp = _mm512_set1_epi64(static_cast<long long>(c.wp >> 12));  // floor(w * 2^52 / q)
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i q = bcast(m.q), q2 = bcast(2 * m.q), negq = bcast((u64(1) << 52) - m.q);
+    const __m512i w = bcast(c.w), wp = bcast(c.wp >> 12);  // wp: floor(w * 2^52 / q)
+    const __m512i mask = bcast(kMask52);
     const __m512i zero = _mm512_setzero_si512();
     if constexpr (MODE == 0) {
-        map1(out, a, n, [&](__m512i av) {
-            const __m512i qh = _mm512_madd52hi_epu64(zero, av, wp);
-            const __m512i t = _mm512_madd52lo_epu64(zero, av, w);
-            return reduce_once(_mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask), q);
-        });
+        map1(out, a, n, [&](__m512i av) { return reduce_once(mul_shoup52(zero, av, w, wp, negq, mask), q); });
     } else if constexpr (MODE == 1) {
         map2(out, a, out, n, [&](__m512i av, __m512i ov) {
-            const __m512i qh = _mm512_madd52hi_epu64(zero, av, wp);
-            const __m512i t = _mm512_madd52lo_epu64(ov, av, w);
-            __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask);  // [0, 3q)
-            r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
-            return reduce_once(r, q);
+            return reduce_once(reduce_once(mul_shoup52(ov, av, w, wp, negq, mask), q2), q);  // [0, 3q) -> [0, q)
         });
     } else {
         map2(out, a, b, n, [&](__m512i av, __m512i bv) {
             const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(av, q), bv);  // [0, 2q) < 2^52
-            const __m512i qh = _mm512_madd52hi_epu64(zero, d, wp);
-            const __m512i t = _mm512_madd52lo_epu64(zero, d, w);
-            return reduce_once(_mm512_and_si512(_mm512_madd52lo_epu64(t, qh, negq), mask), q);
+            return reduce_once(mul_shoup52(zero, d, w, wp, negq, mask), q);
         });
     }
 }
@@ -160,22 +117,17 @@ void dot_kernel(u64* out, const u64* const* a, const u64* const* b, std::size_t 
     static_assert(T <= static_cast<int>(kChunk));
     const u64 qq = m.q;
     const u64 R = (u64(1) << 52) % qq;
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(qq));
-    const __m512i q2 = _mm512_set1_epi64(static_cast<long long>(2 * qq));
-    const __m512i negq = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) - qq));
-    const __m512i vR = _mm512_set1_epi64(static_cast<long long>(R));
-    const __m512i vRp = _mm512_set1_epi64(static_cast<long long>((static_cast<u128>(R) << 52) / qq));
-    const __m512i vW1 = _mm512_set1_epi64(static_cast<long long>((u64(1) << 52) / qq));
-    const __m512i mask = _mm512_set1_epi64(static_cast<long long>(kMask52));
+    const __m512i q = bcast(qq), q2 = bcast(2 * qq), negq = bcast((u64(1) << 52) - qq);
+    const __m512i vR = bcast(R), vRp = bcast(static_cast<u64>((static_cast<u128>(R) << 52) / qq));
+    const __m512i vW1 = bcast((u64(1) << 52) / qq);
+    const __m512i mask = bcast(kMask52);
     const __m512i zero = _mm512_setzero_si512();
     // x = H 2^52 + L = H R + L (mod q); H R and L each by a Shoup estimate, r in [0, 4q), then [0, q)
     auto reduce = [&](__m512i L, __m512i H) {
         H = _mm512_add_epi64(H, _mm512_srli_epi64(L, 52));
         L = _mm512_and_si512(L, mask);
         const __m512i qh = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, H, vRp), L, vW1);
-        __m512i r = _mm512_and_si512(_mm512_madd52lo_epu64(_mm512_madd52lo_epu64(L, H, vR), qh, negq), mask);
-        r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
-        return reduce_once(r, q);
+        return reduce_once(reduce_once(sub_qhat_q(_mm512_madd52lo_epu64(L, H, vR), qh, negq, mask), q2), q);
     };
     const u64* A[T > 0 ? T : 1];
     const u64* B[T > 0 ? T : 1];
@@ -213,20 +165,20 @@ void dot_kernel(u64* out, const u64* const* a, const u64* const* b, std::size_t 
 // ---- AVX-512F ------------------------------------------------------------------------------------------------------
 
 void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i q = bcast(m.q);
     map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_add_epi64(x, y), q); });
 }
 void vec_sub_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i q = bcast(m.q);
     map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_sub_epi64(_mm512_add_epi64(x, q), y), q); });
 }
 void vec_neg_avx512(u64* out, const u64* a, std::size_t n, const Modulus& m) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+    const __m512i q = bcast(m.q);
     map1(out, a, n, [&](__m512i x) { return _mm512_maskz_sub_epi64(_mm512_test_epi64_mask(x, x), q, x); });
 }
 void vec_add_const_avx512(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
-    const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
-    const __m512i cv = _mm512_set1_epi64(static_cast<long long>(c));
+    const __m512i q = bcast(m.q);
+    const __m512i cv = bcast(c);
     map1(out, a, n, [&](__m512i x) { return reduce_once(_mm512_add_epi64(x, cv), q); });
 }
 

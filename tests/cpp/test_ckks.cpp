@@ -38,22 +38,12 @@
 #include "ckks/context.hpp"
 #include "ckks/evaluator.hpp"
 #include "math/primes.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
 
-using cvec = std::vector<cplx>;
-
-CkksParams test_params(int levels, int dnum) {
-    CkksParams p;
-    p.log_n = 12;
-    p.levels = levels;
-    p.log_scale = 40;
-    p.first_mod_bits = 50;
-    p.dnum = dnum;
-    p.insecure = true;
-    return p;
-}
+using namespace test;
 
 struct Env {
     std::shared_ptr<Context> ctx;
@@ -82,57 +72,18 @@ Env& env() {
     return e;
 }
 
-/// Slots uniform in the square [-1/sqrt2, 1/sqrt2]^2, so |z| <= 1 and products stay in the unit disk.
-cvec random_slots(std::size_t n, std::mt19937_64& rng) {
-    std::uniform_real_distribution<double> d(-M_SQRT1_2, M_SQRT1_2);
-    cvec v(n);
-    for (auto& x : v) x = cplx(d(rng), d(rng));
-    return v;
-}
-
-double max_err(const cvec& a, const cvec& b) {
-    EXPECT_EQ(a.size(), b.size());
-    double m = 0;
-    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-    return m;
-}
-
-cvec rotated(const cvec& z, long r) {
-    const long n = static_cast<long>(z.size());
-    cvec o(z.size());
-    for (long j = 0; j < n; ++j) o[j] = z[((j + r) % n + n) % n];  // left rotation: slot j takes slot j + r
-    return o;
-}
-
+/// Calls body(slots, x, y) for 16 and for 2048 slots, x and y random slot vectors from a generator seeded with seed.
 template <class F>
-cvec map2(const cvec& a, const cvec& b, F f) {
-    cvec o(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) o[i] = f(a[i], b[i]);
-    return o;
-}
-
-template <class F>
-void expect_invalid(F&& f, const std::vector<std::string>& words) {
-    try {
-        f();
-        ADD_FAILURE() << "no exception";
-    } catch (const std::invalid_argument& e) {
-        const std::string msg = e.what();
-        for (const auto& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "message '" << msg << "' lacks '" << w << "'";
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception type: " << e.what();
+void for_random_pairs(std::uint64_t seed, F&& body) {
+    std::mt19937_64 rng(seed);
+    for (std::size_t slots : {16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const cvec x = random_slots(slots, rng), y = random_slots(slots, rng);
+        body(slots, x, y);
     }
 }
 
 // ---- GMP helpers for the encoder checks -------------------------------------------------------------------------
-
-struct Z {
-    mpz_t v;
-    Z() { mpz_init(v); }
-    ~Z() { mpz_clear(v); }
-    Z(const Z&) = delete;
-    Z& operator=(const Z&) = delete;
-};
 
 /// Centered integer coefficients of p (any form) as doubles, by GMP CRT (Garner).
 std::vector<double> centered_coeffs(const Poly& p_in) {
@@ -140,23 +91,14 @@ std::vector<double> centered_coeffs(const Poly& p_in) {
     poly_to_coeff(p);
     std::vector<u64> primes;
     for (std::size_t i = 0; i < p.q_limbs(); ++i) primes.push_back(p.table(i).mod.q);
-    Z M, x, t, inv, qi, half;
+    Z M, x;
+    product(M.v, primes);
+    std::vector<u64> res(primes.size());
     std::vector<double> out(p.n());
     for (std::size_t c = 0; c < p.n(); ++c) {
-        mpz_set_ui(M.v, 1);
-        mpz_set_ui(x.v, 0);
-        for (std::size_t i = 0; i < primes.size(); ++i) {
-            mpz_set_ui(qi.v, primes[i]);
-            mpz_set_ui(t.v, p.limb(i)[c]);
-            mpz_sub(t.v, t.v, x.v);
-            mpz_invert(inv.v, M.v, qi.v);
-            mpz_mul(t.v, t.v, inv.v);
-            mpz_fdiv_r(t.v, t.v, qi.v);
-            mpz_addmul(x.v, t.v, M.v);
-            mpz_mul(M.v, M.v, qi.v);
-        }
-        mpz_fdiv_q_2exp(half.v, M.v, 1);
-        if (mpz_cmp(x.v, half.v) > 0) mpz_sub(x.v, x.v, M.v);
+        for (std::size_t i = 0; i < primes.size(); ++i) res[i] = p.limb(i)[c];
+        crt_gmp(x.v, res, primes);
+        center(x.v, M.v);
         out[c] = mpz_get_d(x.v);
     }
     return out;
@@ -188,12 +130,7 @@ TEST(CkksParams, InsecureParametersAreRefused) {
     CkksParams p;
     p.log_n = 16;
     p.levels = 30;
-    try {
-        p.finalize();
-        ADD_FAILURE() << "log_n = 16, levels = 30 accepted without insecure";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("128-bit"), std::string::npos) << e.what();
-    }
+    expect_invalid([&] { p.finalize(); }, {"128-bit"}, "log_n = 16, levels = 30 without insecure");
     EXPECT_FALSE(p.finalized());
     CkksParams p2;
     p2.log_n = 16;
@@ -388,47 +325,41 @@ TEST(Ckks, EncryptDecryptPublicAndSecretKey) {
 
 TEST(Ckks, AddSubNegateConstantsAndPlaintexts) {
     Env& e = env();
-    std::mt19937_64 rng(25);
-    for (std::size_t slots : {16, 2048}) {
-        SCOPED_TRACE("slots " + std::to_string(slots));
-        const cvec x = random_slots(slots, rng), y = random_slots(slots, rng);
+    for_random_pairs(25, [&](std::size_t, const cvec& x, const cvec& y) {
         const Ciphertext cx = e.enc(x), cy = e.enc(y, false);
         const double two = 2 * e.fresh();
-        EXPECT_LT(max_err(e.dec(e.ev->add(cx, cy)), map2(x, y, [](cplx a, cplx b) { return a + b; })), two);
-        EXPECT_LT(max_err(e.dec(e.ev->sub(cx, cy)), map2(x, y, [](cplx a, cplx b) { return a - b; })), two);
+        EXPECT_LT(max_err(e.dec(e.ev->add(cx, cy)), slot_add(x, y)), two);
+        EXPECT_LT(max_err(e.dec(e.ev->sub(cx, cy)), slot_sub(x, y)), two);
         EXPECT_LT(max_err(e.dec(e.ev->negate(cx)), map2(x, x, [](cplx a, cplx) { return -a; })), e.fresh());
         for (cplx c : {cplx(0.25, 0), cplx(-3.5, 0), cplx(0.3, -0.7), cplx(0, 1)}) {
             EXPECT_LT(max_err(e.dec(e.ev->add_const(cx, c)), map2(x, x, [c](cplx a, cplx) { return a + c; })), e.fresh()) << "add_const " << c;
         }
         const Plaintext py = e.ctx->encode(y, cx.scale, cx.level());
-        EXPECT_LT(max_err(e.dec(e.ev->add_plain(cx, py)), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.fresh());
-        EXPECT_LT(max_err(e.dec(e.ev->sub_plain(cx, py)), map2(x, y, [](cplx a, cplx b) { return a - b; })), e.fresh());
-        EXPECT_LT(max_err(e.dec(e.ev->add_vector(cx, y)), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.fresh());
+        EXPECT_LT(max_err(e.dec(e.ev->add_plain(cx, py)), slot_add(x, y)), e.fresh());
+        EXPECT_LT(max_err(e.dec(e.ev->sub_plain(cx, py)), slot_sub(x, y)), e.fresh());
+        EXPECT_LT(max_err(e.dec(e.ev->add_vector(cx, y)), slot_add(x, y)), e.fresh());
         // operands at different levels are aligned to the lower one
         const Ciphertext low = e.enc(y, true, 1);
         const Ciphertext s = e.ev->add(cx, low);
         EXPECT_EQ(s.level(), 1u);
-        EXPECT_LT(max_err(e.dec(s), map2(x, y, [](cplx a, cplx b) { return a + b; })), e.op());
+        EXPECT_LT(max_err(e.dec(s), slot_add(x, y)), e.op());
         // integer constants: exact, no level used
         for (std::int64_t k : {3, -2, 0}) {
             const Ciphertext r = e.ev->mul_const(cx, cplx(double(k), 0));
             EXPECT_EQ(r.level(), cx.level());
             EXPECT_EQ(r.scale, cx.scale);
-            EXPECT_LT(max_err(e.dec(r), map2(x, x, [k](cplx a, cplx) { return a * double(k); })), std::max<double>(1, std::abs(k)) * e.fresh()) << k;
-            EXPECT_LT(max_err(e.dec(e.ev->mul_int(cx, k)), map2(x, x, [k](cplx a, cplx) { return a * double(k); })), std::max<double>(1, std::abs(k)) * e.fresh());
+            EXPECT_LT(max_err(e.dec(r), scaled(x, double(k))), std::max<double>(1, std::abs(k)) * e.fresh()) << k;
+            EXPECT_LT(max_err(e.dec(e.ev->mul_int(cx, k)), scaled(x, double(k))), std::max<double>(1, std::abs(k)) * e.fresh());
         }
-    }
+    });
 }
 
 // ---- multiplication ---------------------------------------------------------------------------------------------
 
 TEST(Ckks, MulMergedAndPlainPaths) {
     Env& e = env();
-    std::mt19937_64 rng(26);
-    for (std::size_t slots : {16, 2048}) {
-        SCOPED_TRACE("slots " + std::to_string(slots));
-        const cvec x = random_slots(slots, rng), y = random_slots(slots, rng);
-        const cvec xy = map2(x, y, [](cplx a, cplx b) { return a * b; });
+    for_random_pairs(26, [&](std::size_t slots, const cvec& x, const cvec& y) {
+        const cvec xy = slot_mul(x, y);
         const Ciphertext cx = e.enc(x), cy = e.enc(y);
         const Ciphertext m1 = e.ev->mul(cx, cy, *e.keys.relin, true);
         const Ciphertext m0 = e.ev->mul(cx, cy, *e.keys.relin, false);
@@ -443,14 +374,14 @@ TEST(Ckks, MulMergedAndPlainPaths) {
         RecordProperty("mul_err_log2_merged_slots" + std::to_string(slots), std::to_string(std::log2(err_merged)));
         RecordProperty("mul_err_log2_plain_slots" + std::to_string(slots), std::to_string(std::log2(err_plain)));
         // square
-        EXPECT_LT(max_err(e.dec(e.ev->square(cx, *e.keys.relin)), map2(x, x, [](cplx a, cplx b) { return a * b; })), e.op());
+        EXPECT_LT(max_err(e.dec(e.ev->square(cx, *e.keys.relin)), slot_mul(x, x)), e.op());
         // relinearized, not rescaled: scale Delta^2, same level
         const Ciphertext r = e.ev->multiply_relin(cx, cy, *e.keys.relin);
         EXPECT_EQ(r.level(), cx.level());
         EXPECT_DOUBLE_EQ(r.scale, cx.scale * cy.scale);
         EXPECT_LT(max_err(e.dec(r), xy), e.op());
         EXPECT_LT(max_err(e.dec(e.ev->rescale(r)), xy), e.op());
-    }
+    });
 }
 
 TEST(Ckks, MulChainDownToLevelZero) {
@@ -465,7 +396,7 @@ TEST(Ckks, MulChainDownToLevelZero) {
     for (std::size_t k = 1; k <= e.ctx->max_level(); ++k) {
         const bool use_x = k % 2 == 0;
         p = e.ev->mul(p, use_x ? cx : cy, *e.keys.relin, k % 2 == 1);  // the other operand is at a higher level
-        want = map2(want, use_x ? x : y, [](cplx a, cplx b) { return a * b; });
+        want = slot_mul(want, use_x ? x : y);
         EXPECT_EQ(p.level(), e.ctx->max_level() - k);
         EXPECT_LT(max_err(e.dec(p), want), k * (e.fresh() + e.op())) << "depth " << k;
     }
@@ -489,10 +420,10 @@ TEST(Ckks, MulByFractionalConstantsAndVectors) {
     }
     const Ciphertext r = e.ev->mul_vector(cx, v);
     EXPECT_EQ(r.level(), cx.level() - 1);
-    EXPECT_LT(max_err(e.dec(r), map2(x, v, [](cplx a, cplx b) { return a * b; })), e.op());
+    EXPECT_LT(max_err(e.dec(r), slot_mul(x, v)), e.op());
     // product then sum with a fresh ciphertext: levels and scales are reconciled automatically
     const Ciphertext s = e.ev->add(e.ev->mul_const(cx, cplx(0.5, 0)), cx);
-    EXPECT_LT(max_err(e.dec(s), map2(x, x, [](cplx a, cplx) { return 1.5 * a; })), 2 * e.op());
+    EXPECT_LT(max_err(e.dec(s), scaled(x, 1.5)), 2 * e.op());
 }
 
 // ---- rotations --------------------------------------------------------------------------------------------------
@@ -510,9 +441,7 @@ TEST(Ckks, RotateAndConjugate) {
                 EXPECT_EQ(rc.level(), level);
                 EXPECT_LT(max_err(e.dec(rc), rotated(x, r)), e.op()) << "rotate " << r << " level " << level;
             }
-            cvec cj(x);
-            for (auto& v : cj) v = std::conj(v);
-            EXPECT_LT(max_err(e.dec(e.ev->conjugate(cx, *e.keys.galois)), cj), e.op()) << "conjugate, level " << level;
+            EXPECT_LT(max_err(e.dec(e.ev->conjugate(cx, *e.keys.galois)), conjugated(x)), e.op()) << "conjugate, level " << level;
             // rotations by a multiple of the slot count are the identity and need no key
             EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 0, *e.keys.galois)), x), e.fresh());
             EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, static_cast<long>(slots), *e.keys.galois)), x), e.fresh());
@@ -568,7 +497,7 @@ void mul_rotate_check(Env& e, std::uint64_t seed) {
     // at every level down to 1: mul (both paths) and rotate; then step one level down
     for (std::size_t level = e.ctx->max_level(); level >= 1; --level) {
         SCOPED_TRACE("level " + std::to_string(level));
-        const cvec xy = map2(wx, wy, [](cplx a, cplx b) { return a * b; });
+        const cvec xy = slot_mul(wx, wy);
         EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *e.keys.relin, true)), xy), 2 * e.op());
         EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *e.keys.relin, false)), xy), 2 * e.op());
         EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 1, *e.keys.galois)), rotated(wx, 1)), 2 * e.op());
@@ -599,7 +528,7 @@ TEST(Ckks, UnseededKeysAndSeedExpansion) {
     const auto gk = e.ctx->gen_galois_keys(*e.keys.secret, {2}, false, /*seeded=*/false);
     const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
     const Ciphertext cx = e.enc(x), cy = e.enc(y);
-    EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *rlk)), map2(x, y, [](cplx a, cplx b) { return a * b; })), e.op());
+    EXPECT_LT(max_err(e.dec(e.ev->mul(cx, cy, *rlk)), slot_mul(x, y)), e.op());
     EXPECT_LT(max_err(e.dec(e.ev->rotate(cx, 2, *gk)), rotated(x, 2)), e.op());
     // a seeded key's a_j is the expansion of its seed
     ASSERT_TRUE(e.keys.relin->seeded());
@@ -632,7 +561,7 @@ TEST(Ckks, SecretDistributions) {
     EXPECT_EQ(nz, 64u);
     std::mt19937_64 rng(34);
     const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
-    EXPECT_LT(max_err(h.dec(h.ev->mul(h.enc(x), h.enc(y), *h.keys.relin)), map2(x, y, [](cplx a, cplx b) { return a * b; })), h.op());
+    EXPECT_LT(max_err(h.dec(h.ev->mul(h.enc(x), h.enc(y), *h.keys.relin)), slot_mul(x, y)), h.op());
 }
 
 // ---- misuse -----------------------------------------------------------------------------------------------------
@@ -718,7 +647,7 @@ TEST(CkksThreads, ConcurrentMulAndRotateOnOneContext) {
                     const Ciphertext m = e.ev->mul(cx, cy, *e.keys.relin, (t + it) % 2 == 0);
                     const Ciphertext rc = e.ev->rotate(m, r, *e.keys.galois);
                     const auto many = e.ev->rotate_many(cx, {r, 1, -1}, *e.keys.galois);
-                    const cvec xy = map2(x, y, [](cplx a, cplx b) { return a * b; });
+                    const cvec xy = slot_mul(x, y);
                     err_mul[t * kIters + it] = max_err(e.dec(m), xy);
                     err_rot[t * kIters + it] = max_err(e.dec(rc), rotated(xy, r));
                     err_many[t * kIters + it] = max_err(e.dec(many[0]), rotated(x, r));

@@ -22,24 +22,15 @@
 #include "math/rns.hpp"
 #include "math/sampling.hpp"
 #include "math/vec_ops.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
 
-// ---- GMP helpers ------------------------------------------------------------------------------------------------
+using namespace test;
 
-/// Minimal RAII wrapper around mpz_t.
-struct Z {
-    mpz_t v;
-    Z() { mpz_init(v); }
-    explicit Z(u64 x) { mpz_init(v); mpz_set_ui(v, x); }
-    Z(const Z& o) { mpz_init_set(v, o.v); }
-    Z& operator=(const Z& o) { mpz_set(v, o.v); return *this; }
-    ~Z() { mpz_clear(v); }
-};
+// ---- helpers ----------------------------------------------------------------------------------------------------
 
-/// z mod p in [0, p) for any sign of z.
-u64 mod_of(const mpz_t z, u64 p) { return mpz_fdiv_ui(z, p); }
 /// Little-endian words of z >= 0, padded to `words`.
 std::vector<u64> words_of(const mpz_t z, std::size_t words) {
     std::vector<u64> w(std::max<std::size_t>(words, (mpz_sizeinbase(z, 2) + 63) / 64 + 1), 0);
@@ -47,41 +38,6 @@ std::vector<u64> words_of(const mpz_t z, std::size_t words) {
     mpz_export(w.data(), &cnt, -1, sizeof(u64), 0, 0, z);
     w.resize(std::max(words, cnt));
     return w;
-}
-bool gmp_is_prime(u64 n) {
-    Z z(n);
-    return mpz_probab_prime_p(z.v, 40) != 0;
-}
-/// CRT by Garner's incremental method with mpz_invert (not the Q_i* formula the library uses).
-void crt_gmp(mpz_t out, const std::vector<u64>& res, const std::vector<u64>& primes) {
-    Z M(1), t, inv, qi;
-    mpz_set_ui(out, 0);
-    for (std::size_t i = 0; i < primes.size(); ++i) {
-        mpz_set_ui(qi.v, primes[i]);
-        // t = (r_i - x) * M^-1 mod q_i
-        mpz_set_ui(t.v, res[i]);
-        mpz_sub(t.v, t.v, out);
-        ASSERT_NE(mpz_invert(inv.v, M.v, qi.v), 0);
-        mpz_mul(t.v, t.v, inv.v);
-        mpz_fdiv_r(t.v, t.v, qi.v);
-        mpz_addmul(out, t.v, M.v);
-        mpz_mul(M.v, M.v, qi.v);
-    }
-}
-void product(mpz_t out, const std::vector<u64>& primes) {
-    mpz_set_ui(out, 1);
-    for (u64 p : primes) mpz_mul_ui(out, out, p);
-}
-/// Random prime of exactly `bits` bits from GMP (independent of ember::is_prime).
-u64 random_prime(std::mt19937_64& rng, int bits) {
-    for (;;) {
-        const u64 lo = u64(1) << (bits - 1);
-        u64 x = lo | (rng() & (lo - 1));
-        if (bits == 61) x = std::min(x, (u64(1) << 61) - (u64(1) << 32));
-        Z z(x), p;
-        mpz_nextprime(p.v, z.v);
-        if (mpz_sizeinbase(p.v, 2) == static_cast<std::size_t>(bits)) return mpz_get_ui(p.v);
-    }
 }
 
 u128 rand128(std::mt19937_64& rng) { return (static_cast<u128>(rng()) << 64) | rng(); }
@@ -342,8 +298,8 @@ ConvSetup conv_setup(int from_bits, std::size_t k, int to_bits, std::size_t m) {
     ConvSetup s;
     s.from = ntt_primes_near(from_bits, k, 1 << 13, {}, from_bits != 50);
     s.to = ntt_primes_near(to_bits, m, 1 << 13, s.from, to_bits != 50);
-    for (u64 q : s.from) s.fm.emplace_back(q);
-    for (u64 p : s.to) s.tm.emplace_back(p);
+    s.fm = moduli_of(s.from);
+    s.tm = moduli_of(s.to);
     return s;
 }
 
@@ -385,17 +341,13 @@ std::vector<std::vector<u64>> conv_inputs(const std::vector<u64>& primes, std::s
 /// Runs both conversion modes for one pair of bases on n inputs and checks them against GMP and convert_reference.
 void check_conversion(const std::vector<u64>& from, const std::vector<u64>& to, std::size_t n, std::mt19937_64& rng) {
     const std::size_t k = from.size(), m = to.size();
-    std::vector<Modulus> fm, tm;
-    for (u64 q : from) fm.emplace_back(q);
-    for (u64 p : to) tm.emplace_back(p);
-    const BaseConverter conv(fm, tm);
+    const BaseConverter conv(moduli_of(from), moduli_of(to));
     ASSERT_EQ(conv.from().size(), k);
     ASSERT_EQ(conv.to().size(), m);
     std::vector<Z> xs;
     const auto in = conv_inputs(from, n, rng, xs);
-    Z Q, half, xc, t;
-    product(Q.v, from);
-    mpz_fdiv_q_2exp(half.v, Q.v, 1);  // Q is odd: (-Q/2, Q/2] is [-(Q-1)/2, (Q-1)/2]
+    Z Q, xc, t;
+    product(Q.v, from);  // Q is odd: the centered range (-Q/2, Q/2] is [-(Q-1)/2, (Q-1)/2]
     std::vector<const u64*> inp;
     for (auto& v : in) inp.push_back(v.data());
     for (bool centered : {false, true}) {
@@ -411,19 +363,10 @@ void check_conversion(const std::vector<u64>& from, const std::vector<u64>& to, 
             for (std::size_t j = 0; j < m; ++j) ASSERT_LT(out[j][c], to[j]);
             if (!centered) {
                 // one u in [0, k) must explain every output limb
-                bool found = false;
-                for (std::size_t u = 0; u < k && !found; ++u) {
-                    mpz_set(t.v, Q.v);
-                    mpz_mul_ui(t.v, t.v, u);
-                    mpz_add(t.v, t.v, xs[c].v);
-                    bool all = true;
-                    for (std::size_t j = 0; j < m && all; ++j) all = out[j][c] == mod_of(t.v, to[j]);
-                    found = all;
-                }
-                ASSERT_TRUE(found) << "coefficient " << c << ": no u in [0, k) with y = x + uQ";
+                ASSERT_TRUE(is_x_plus_small_multiple(out, c, to, xs[c].v, Q.v, k)) << "coefficient " << c << ": no u in [0, k) with y = x + uQ";
             } else {
                 mpz_set(xc.v, xs[c].v);
-                if (mpz_cmp(xc.v, half.v) > 0) mpz_sub(xc.v, xc.v, Q.v);
+                center(xc.v, Q.v);
                 bool exact = true;
                 for (std::size_t j = 0; j < m; ++j) exact = exact && out[j][c] == mod_of(xc.v, to[j]);
                 if (c == 3 || c == 4) {
@@ -496,13 +439,10 @@ TEST(CrtReconstructor, MatchesGmp) {
     for (int bits : {30, 50, 60, 61}) for (std::size_t k : {1, 2, 5, 12}) {
         SCOPED_TRACE(std::to_string(k) + " primes of " + std::to_string(bits) + " bits");
         const auto primes = ntt_primes_near(bits, k, 1 << 12, {}, bits != 61);
-        std::vector<Modulus> basis;
-        for (u64 q : primes) basis.emplace_back(q);
-        const CrtReconstructor crt(basis);
+        const CrtReconstructor crt(moduli_of(primes));
         ASSERT_GE(crt.words(), k);
-        Z Q, half, xc, sm;
+        Z Q, xc;
         product(Q.v, primes);
-        mpz_fdiv_q_2exp(half.v, Q.v, 1);
         EXPECT_EQ(crt.modulus_words(), words_of(Q.v, crt.words()));
         std::vector<Z> xs;
         std::vector<std::vector<u64>> in = conv_inputs(primes, 400, rng, xs);
@@ -521,7 +461,7 @@ TEST(CrtReconstructor, MatchesGmp) {
             crt.reconstruct(res.data(), out.data());
             ASSERT_EQ(out, words_of(xs[c].v, crt.words())) << "coefficient " << c;
             mpz_set(xc.v, xs[c].v);
-            if (mpz_cmp(xc.v, half.v) > 0) mpz_sub(xc.v, xc.v, Q.v);
+            center(xc.v, Q.v);
             const double want = mpz_get_d(xc.v);
             const double got = crt.to_double_centered(res.data());
             if (mpz_sizeinbase(xc.v, 2) <= 53) {

@@ -12,9 +12,12 @@
 #include "math/ntt.hpp"
 #include "math/ntt_simd.hpp"
 #include "math/primes.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
+
+using namespace test;
 
 // ---- helpers ----------------------------------------------------------------------------------------------------
 
@@ -31,33 +34,10 @@ const PrimeSpec kPrimes[] = {
 
 u64 prime_for(const PrimeSpec& s, std::size_t n) { return ntt_primes_near(s.bits, 1, 2 * n, {}, s.below_only).at(0); }
 
+/// n values uniform in [0, q) from a generator seeded with `seed`.
 std::vector<u64> random_poly(std::size_t n, u64 q, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<u64> dist(0, q - 1);
-    std::vector<u64> a(n);
-    for (auto& x : a) x = dist(rng);
-    return a;
-}
-
-/// Naive O(N^2) product in Z_q[X]/(X^N + 1) with 128-bit accumulators (independent of the NTT code).
-std::vector<u64> negacyclic_naive(const std::vector<u64>& a, const std::vector<u64>& b, u64 q) {
-    const std::size_t n = a.size();
-    std::vector<u128> pos(n, 0), neg(n, 0);
-    // each product is below 2^122, so 32 of them fit in an accumulator before it has to be reduced
-    for (std::size_t i = 0; i < n; ++i) {
-        const u128 ai = a[i];
-        for (std::size_t j = 0; j < n - i; ++j) pos[i + j] += ai * b[j];
-        for (std::size_t j = n - i; j < n; ++j) neg[i + j - n] += ai * b[j];
-        if ((i & 31) == 31) {
-            for (std::size_t k = 0; k < n; ++k) { pos[k] %= q; neg[k] %= q; }
-        }
-    }
-    std::vector<u64> c(n);
-    for (std::size_t k = 0; k < n; ++k) {
-        const u64 p = static_cast<u64>(pos[k] % q), m = static_cast<u64>(neg[k] % q);
-        c[k] = p >= m ? p - m : p + q - m;
-    }
-    return c;
+    return uniform_vec(n, q, rng);
 }
 
 u64 bit_rev(u64 x, int bits) {
@@ -90,85 +70,87 @@ std::vector<std::vector<u64>> test_inputs(std::size_t n, u64 q, std::uint64_t se
     return ins;
 }
 
-const std::size_t kSizes[] = {2, 4, 8, 16, 1024, 4096, 8192};
+const std::vector<std::size_t> kSizes = {2, 4, 8, 16, 1024, 4096, 8192};
+
+/// Calls f(n, prime spec, q, tables) for every size and every prime of kPrimes, in order; stops at the first fatal
+/// failure (as an ASSERT inside the loops would).
+template <class F>
+void for_each_table(const std::vector<std::size_t>& sizes, F&& f) {
+    for (std::size_t n : sizes) {
+        for (const PrimeSpec& ps : kPrimes) {
+            const u64 q = prime_for(ps, n);
+            const NttTables tb(n, Modulus(q));
+            f(n, ps, q, tb);
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
 
 // ---- (a) convolution: forward, pointwise product, inverse == naive negacyclic product --------------------------
 
 TEST(Ntt, NegacyclicConvolutionMatchesNaive) {
     std::uint64_t seed = 1000;
-    for (std::size_t n : kSizes) {
-        for (const PrimeSpec& ps : kPrimes) {
-            const u64 q = prime_for(ps, n);
-            const NttTables tb(n, Modulus(q));
-            const auto a = random_poly(n, q, ++seed), b = random_poly(n, q, ++seed);
-            const auto want = negacyclic_naive(a, b, q);
+    for_each_table(kSizes, [&](std::size_t n, const PrimeSpec& ps, u64 q, const NttTables& tb) {
+        const auto a = random_poly(n, q, ++seed), b = random_poly(n, q, ++seed);
+        const auto want = negacyclic_naive(a, b, q);
 
-            auto fa = a, fb = b;
-            ntt_forward(fa.data(), tb);
-            ntt_forward(fb.data(), tb);
-            std::vector<u64> fc(n);
-            for (std::size_t i = 0; i < n; ++i) fc[i] = tb.mod.mul(fa[i], fb[i]);
-            ntt_inverse(fc.data(), tb);
-            EXPECT_EQ(fc, want) << "dispatch path " << ntt_path(tb) << ", n=" << n << ", " << ps.name << " q=" << q;
+        auto fa = a, fb = b;
+        ntt_forward(fa.data(), tb);
+        ntt_forward(fb.data(), tb);
+        std::vector<u64> fc(n);
+        for (std::size_t i = 0; i < n; ++i) fc[i] = tb.mod.mul(fa[i], fb[i]);
+        ntt_inverse(fc.data(), tb);
+        EXPECT_EQ(fc, want) << "dispatch path " << ntt_path(tb) << ", n=" << n << ", " << ps.name << " q=" << q;
 
-            fa = a, fb = b;
-            ntt_forward_scalar(fa.data(), tb);
-            ntt_forward_scalar(fb.data(), tb);
-            for (std::size_t i = 0; i < n; ++i) fc[i] = tb.mod.mul(fa[i], fb[i]);
-            ntt_inverse_scalar(fc.data(), tb);
-            EXPECT_EQ(fc, want) << "scalar path, n=" << n << ", " << ps.name << " q=" << q;
-        }
-    }
+        fa = a, fb = b;
+        ntt_forward_scalar(fa.data(), tb);
+        ntt_forward_scalar(fb.data(), tb);
+        for (std::size_t i = 0; i < n; ++i) fc[i] = tb.mod.mul(fa[i], fb[i]);
+        ntt_inverse_scalar(fc.data(), tb);
+        EXPECT_EQ(fc, want) << "scalar path, n=" << n << ", " << ps.name << " q=" << q;
+    });
 }
 
 // ---- (b) the convention: forward output i = A(psi^(2 brv(i) + 1)) -----------------------------------------------
 
 TEST(Ntt, ForwardEvaluatesAtOddPowersInBitReversedOrder) {
     std::uint64_t seed = 2000;
-    for (std::size_t n : {std::size_t(2), std::size_t(4), std::size_t(8), std::size_t(16), std::size_t(1024)}) {
-        for (const PrimeSpec& ps : kPrimes) {
-            const u64 q = prime_for(ps, n);
-            const NttTables tb(n, Modulus(q));
-            const Modulus& m = tb.mod;
-            // psi is a primitive 2n-th root of unity
-            EXPECT_EQ(m.pow(tb.psi, n), q - 1);
-            const auto a = random_poly(n, q, ++seed);
-            auto f = a;
-            ntt_forward(f.data(), tb);
-            auto fs = a;
-            ntt_forward_scalar(fs.data(), tb);
-            for (std::size_t i = 0; i < n; ++i) {
-                const u64 x = m.pow(tb.psi, 2 * bit_rev(i, tb.log_n) + 1);
-                u64 v = 0;  // Horner
-                for (std::size_t k = n; k-- > 0;) v = m.add(m.mul(v, x), a[k]);
-                ASSERT_EQ(fs[i], v) << "scalar, n=" << n << ", " << ps.name << ", i=" << i;
-                ASSERT_EQ(f[i], v) << ntt_path(tb) << ", n=" << n << ", " << ps.name << ", i=" << i;
-            }
+    for_each_table({2, 4, 8, 16, 1024}, [&](std::size_t n, const PrimeSpec& ps, u64 q, const NttTables& tb) {
+        const Modulus& m = tb.mod;
+        // psi is a primitive 2n-th root of unity
+        EXPECT_EQ(m.pow(tb.psi, n), q - 1);
+        const auto a = random_poly(n, q, ++seed);
+        auto f = a;
+        ntt_forward(f.data(), tb);
+        auto fs = a;
+        ntt_forward_scalar(fs.data(), tb);
+        for (std::size_t i = 0; i < n; ++i) {
+            const u64 x = m.pow(tb.psi, 2 * bit_rev(i, tb.log_n) + 1);
+            u64 v = 0;  // Horner
+            for (std::size_t k = n; k-- > 0;) v = m.add(m.mul(v, x), a[k]);
+            ASSERT_EQ(fs[i], v) << "scalar, n=" << n << ", " << ps.name << ", i=" << i;
+            ASSERT_EQ(f[i], v) << ntt_path(tb) << ", n=" << n << ", " << ps.name << ", i=" << i;
         }
-    }
+    });
 }
 
 // ---- (c) round trip ------------------------------------------------------------------------------------------------
 
 TEST(Ntt, InverseOfForwardIsIdentity) {
     std::uint64_t seed = 3000;
-    for (std::size_t n : kSizes) {
-        for (const PrimeSpec& ps : kPrimes) {
-            const u64 q = prime_for(ps, n);
-            const NttTables tb(n, Modulus(q));
-            for (const auto& a : test_inputs(n, q, seed += 7)) {
-                auto f = a;
-                ntt_forward(f.data(), tb);
-                for (u64 x : f) ASSERT_LT(x, q);
-                ntt_inverse(f.data(), tb);
-                EXPECT_EQ(f, a) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
-                auto s = a;
-                ntt_forward_scalar(s.data(), tb);
-                ntt_inverse_scalar(s.data(), tb);
-                EXPECT_EQ(s, a) << "scalar, n=" << n << ", " << ps.name;
-            }
+    for_each_table(kSizes, [&](std::size_t n, const PrimeSpec& ps, u64 q, const NttTables& tb) {
+        for (const auto& a : test_inputs(n, q, seed += 7)) {
+            auto f = a;
+            ntt_forward(f.data(), tb);
+            for (u64 x : f) ASSERT_LT(x, q);
+            ntt_inverse(f.data(), tb);
+            EXPECT_EQ(f, a) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
+            auto s = a;
+            ntt_forward_scalar(s.data(), tb);
+            ntt_inverse_scalar(s.data(), tb);
+            EXPECT_EQ(s, a) << "scalar, n=" << n << ", " << ps.name;
         }
-    }
+    });
 }
 
 // ---- (d) every vector path is bit-identical to the scalar reference --------------------------------------------
@@ -178,25 +160,21 @@ using FastFn = void (*)(u64*, const NttTables&);
 void check_fast_path(const char* path, bool (*supported)(const NttTables&), FastFn fwd, FastFn inv) {
     int checked = 0;
     std::uint64_t seed = 4000;
-    const std::size_t sizes[] = {2, 4, 8, 16, 32, 64, 128, 1024, 2048, 4096, 8192, 1u << 14, 1u << 16, 1u << 17};
-    for (std::size_t n : sizes) {
-        for (const PrimeSpec& ps : kPrimes) {
-            const u64 q = prime_for(ps, n);
-            const NttTables tb(n, Modulus(q));
-            if (!supported(tb)) continue;
-            ++checked;
-            for (const auto& a : test_inputs(n, q, seed += 11)) {
-                auto want = a, got = a;
-                ntt_forward_scalar(want.data(), tb);
-                fwd(got.data(), tb);
-                ASSERT_EQ(got, want) << path << " forward, n=" << n << ", " << ps.name << " q=" << q;
-                want = a, got = a;  // the inverse on arbitrary reduced inputs, not only on forward outputs
-                ntt_inverse_scalar(want.data(), tb);
-                inv(got.data(), tb);
-                ASSERT_EQ(got, want) << path << " inverse, n=" << n << ", " << ps.name << " q=" << q;
-            }
+    const std::vector<std::size_t> sizes = {2, 4, 8, 16, 32, 64, 128, 1024, 2048, 4096, 8192, 1u << 14, 1u << 16, 1u << 17};
+    for_each_table(sizes, [&](std::size_t n, const PrimeSpec& ps, u64 q, const NttTables& tb) {
+        if (!supported(tb)) return;
+        ++checked;
+        for (const auto& a : test_inputs(n, q, seed += 11)) {
+            auto want = a, got = a;
+            ntt_forward_scalar(want.data(), tb);
+            fwd(got.data(), tb);
+            ASSERT_EQ(got, want) << path << " forward, n=" << n << ", " << ps.name << " q=" << q;
+            want = a, got = a;  // the inverse on arbitrary reduced inputs, not only on forward outputs
+            ntt_inverse_scalar(want.data(), tb);
+            inv(got.data(), tb);
+            ASSERT_EQ(got, want) << path << " inverse, n=" << n << ", " << ps.name << " q=" << q;
         }
-    }
+    });
     if (checked == 0) GTEST_SKIP() << "the " << path << " path is not supported on this CPU";
 }
 
@@ -210,21 +188,17 @@ TEST(Ntt, Avx512PathMatchesScalar) {
 
 TEST(Ntt, DispatchMatchesScalar) {
     std::uint64_t seed = 5000;
-    for (std::size_t n : {std::size_t(16), std::size_t(4096), std::size_t(1) << 16}) {
-        for (const PrimeSpec& ps : kPrimes) {
-            const u64 q = prime_for(ps, n);
-            const NttTables tb(n, Modulus(q));
-            const auto a = random_poly(n, q, ++seed);
-            auto want = a, got = a;
-            ntt_forward_scalar(want.data(), tb);
-            ntt_forward(got.data(), tb);
-            EXPECT_EQ(got, want) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
-            want = a, got = a;
-            ntt_inverse_scalar(want.data(), tb);
-            ntt_inverse(got.data(), tb);
-            EXPECT_EQ(got, want) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
-        }
-    }
+    for_each_table({16, 4096, std::size_t(1) << 16}, [&](std::size_t n, const PrimeSpec& ps, u64 q, const NttTables& tb) {
+        const auto a = random_poly(n, q, ++seed);
+        auto want = a, got = a;
+        ntt_forward_scalar(want.data(), tb);
+        ntt_forward(got.data(), tb);
+        EXPECT_EQ(got, want) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
+        want = a, got = a;
+        ntt_inverse_scalar(want.data(), tb);
+        ntt_inverse(got.data(), tb);
+        EXPECT_EQ(got, want) << ntt_path(tb) << ", n=" << n << ", " << ps.name;
+    });
 }
 
 TEST(Ntt, PathSelection) {
@@ -245,14 +219,9 @@ TEST(Ntt, PathSelection) {
 
 // ---- (e) argument validation -------------------------------------------------------------------------------------
 
-void expect_invalid(std::size_t n, u64 q, const std::string& needle) {
-    try {
-        NttTables tb(n, q == 0 ? Modulus() : Modulus(q));
-        ADD_FAILURE() << "NttTables(" << n << ", " << q << ") did not throw";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-            << "message '" << e.what() << "' does not mention '" << needle << "'";
-    }
+void expect_tables_invalid(std::size_t n, u64 q, const std::string& needle) {
+    expect_invalid([&] { NttTables tb(n, q == 0 ? Modulus() : Modulus(q)); }, {needle},
+                         "NttTables(" + std::to_string(n) + ", " + std::to_string(q) + ")");
 }
 
 TEST(Ntt, ConstructorRejectsBadArguments) {
@@ -261,15 +230,15 @@ TEST(Ntt, ConstructorRejectsBadArguments) {
     EXPECT_NO_THROW(NttTables(std::size_t(1) << 17, Modulus(q)));
     for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(6), std::size_t(1000),
                           std::size_t(1) << 18, std::size_t(1) << 20}) {
-        expect_invalid(n, q, "n must be a power of two in [2, 2^17]");
+        expect_tables_invalid(n, q, "n must be a power of two in [2, 2^17]");
     }
-    expect_invalid(16, (u64(1) << 30) + 1, "prime");  // = 1 mod 32 but 5^2 * 13 * 41 * 61 * 1321
-    expect_invalid(16, 257 * 65537, "prime");
-    expect_invalid(16, 0, "2^61");  // default Modulus
+    expect_tables_invalid(16, (u64(1) << 30) + 1, "prime");  // = 1 mod 32 but 5^2 * 13 * 41 * 61 * 1321
+    expect_tables_invalid(16, 257 * 65537, "prime");
+    expect_tables_invalid(16, 0, "2^61");  // default Modulus
     // prime but not 1 mod 2n
     const u64 q64 = ntt_primes_near(40, 1, 64).at(0);
-    if ((q64 - 1) % 128 != 0) expect_invalid(64, q64, "1 mod 2n");
-    expect_invalid(1024, 1000003, "1 mod 2n");  // prime, 1000002 = 2 * 3 * 166667
+    if ((q64 - 1) % 128 != 0) expect_tables_invalid(64, q64, "1 mod 2n");
+    expect_tables_invalid(1024, 1000003, "1 mod 2n");  // prime, 1000002 = 2 * 3 * 166667
     // q >= 2^61 cannot even form a Modulus
     EXPECT_THROW(Modulus(u64(1) << 61), std::invalid_argument);
 }

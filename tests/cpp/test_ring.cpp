@@ -19,47 +19,14 @@
 #include "ring/key_switch.hpp"
 #include "ring/poly.hpp"
 #include "ring/ring_context.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
 
 // ---- helpers ----------------------------------------------------------------------------------------------------
 
-struct Z {
-    mpz_t v;
-    Z() { mpz_init(v); }
-    explicit Z(u64 x) { mpz_init(v); mpz_set_ui(v, x); }
-    Z(const Z& o) { mpz_init_set(v, o.v); }
-    Z& operator=(const Z& o) { mpz_set(v, o.v); return *this; }
-    ~Z() { mpz_clear(v); }
-};
-
-/// CRT by Garner's method (mpz_invert), result in [0, prod).
-void crt_gmp(mpz_t out, const std::vector<u64>& res, const std::vector<u64>& primes) {
-    Z M(1), t, inv, qi;
-    mpz_set_ui(out, 0);
-    for (std::size_t i = 0; i < primes.size(); ++i) {
-        mpz_set_ui(qi.v, primes[i]);
-        mpz_set_ui(t.v, res[i]);
-        mpz_sub(t.v, t.v, out);
-        ASSERT_NE(mpz_invert(inv.v, M.v, qi.v), 0);
-        mpz_mul(t.v, t.v, inv.v);
-        mpz_fdiv_r(t.v, t.v, qi.v);
-        mpz_addmul(out, t.v, M.v);
-        mpz_mul(M.v, M.v, qi.v);
-    }
-}
-void product(mpz_t out, const std::vector<u64>& primes) {
-    mpz_set_ui(out, 1);
-    for (u64 p : primes) mpz_mul_ui(out, out, p);
-}
-/// x <- centered representative of x mod M, in (-M/2, M/2].
-void center(mpz_t x, const mpz_t M) {
-    Z half;
-    mpz_fdiv_r(x, x, M);
-    mpz_fdiv_q_2exp(half.v, M, 1);
-    if (mpz_cmp(x, half.v) > 0) mpz_sub(x, x, M);
-}
+using namespace test;
 
 constexpr int kMaxLogN = 10;
 constexpr u64 kTwoN = u64(2) << kMaxLogN;  // primes = 1 mod 2^11 serve every N <= 2^10
@@ -106,21 +73,6 @@ std::vector<std::vector<u64>> coeffs(const Poly& p) {
     std::vector<std::vector<u64>> r(c.limbs());
     for (std::size_t i = 0; i < c.limbs(); ++i) r[i].assign(c.limb(i), c.limb(i) + c.n());
     return r;
-}
-
-/// Naive product in Z_q[X]/(X^N + 1).
-std::vector<u64> negacyclic_naive(const std::vector<u64>& a, const std::vector<u64>& b, u64 q) {
-    const std::size_t n = a.size();
-    std::vector<u64> c(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < n; ++j) {
-            const u64 prod = static_cast<u64>(static_cast<u128>(a[i]) * b[j] % q);
-            const std::size_t k = i + j;
-            if (k < n) c[k] = static_cast<u64>((static_cast<u128>(c[k]) + prod) % q);
-            else c[k - n] = static_cast<u64>((static_cast<u128>(c[k - n]) + q - prod) % q);
-        }
-    }
-    return c;
 }
 
 // ---- element-wise operations ------------------------------------------------------------------------------------
@@ -328,7 +280,7 @@ TEST(Ring, ModUpDigitsAreDigitPlusMultipleOfDigitModulus) {
                     for (std::size_t i = first; i < last; ++i) ASSERT_TRUE(std::equal(d.limb(i), d.limb(i) + d.n(), c.limb(i))) << "limb " << i;
                     std::vector<u64> dprimes;
                     for (std::size_t i = first; i < last; ++i) dprimes.push_back(prime_of(c, i));
-                    Z D, x, t;
+                    Z D, x;
                     product(D.v, dprimes);
                     const auto dc = coeffs(d);
                     const auto lp = primes_of(d);
@@ -337,15 +289,7 @@ TEST(Ring, ModUpDigitsAreDigitPlusMultipleOfDigitModulus) {
                         for (std::size_t i = first; i < last; ++i) res[i - first] = cc[i][co];
                         crt_gmp(x.v, res, dprimes);
                         // one u in [0, |digit|) explains every limb
-                        bool found = false;
-                        for (std::size_t u = 0; u < dprimes.size() && !found; ++u) {
-                            mpz_mul_ui(t.v, D.v, u);
-                            mpz_add(t.v, t.v, x.v);
-                            bool all = true;
-                            for (std::size_t i = 0; i < d.limbs() && all; ++i) all = dc[i][co] == mpz_fdiv_ui(t.v, lp[i]);
-                            found = all;
-                        }
-                        ASSERT_TRUE(found) << "digit " << j << " coefficient " << co;
+                        ASSERT_TRUE(is_x_plus_small_multiple(dc, co, lp, x.v, D.v, dprimes.size())) << "digit " << j << " coefficient " << co;
                     }
                 }
             }
@@ -546,19 +490,6 @@ TEST(Ring, ContextLayoutAndCaches) {
     EXPECT_THROW(RingContext(4, {}, primes().p, make_cpu_backend(1)), std::invalid_argument);
     EXPECT_THROW(RingContext(4, primes().q, primes().p, nullptr), std::invalid_argument);
     EXPECT_THROW(make_cpu_backend(0), std::invalid_argument);
-}
-
-template <class F>
-void expect_invalid(F&& f, const std::vector<std::string>& words) {
-    try {
-        f();
-        ADD_FAILURE() << "no exception";
-    } catch (const std::invalid_argument& e) {
-        const std::string msg = e.what();
-        for (const auto& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "message '" << msg << "' lacks '" << w << "'";
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception type: " << e.what();
-    }
 }
 
 TEST(Ring, ShapeAndFormMismatchesThrow) {

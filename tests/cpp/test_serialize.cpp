@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <random>
@@ -26,10 +27,12 @@
 #include "ckks/context.hpp"
 #include "ckks/evaluator.hpp"
 #include "io/serialize.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
 
+using namespace test;
 using Bytes = std::vector<std::uint8_t>;
 
 constexpr std::size_t kHeader = 48;    // magic 4 | version 2 | type 2 | hash 32 | payload length 8
@@ -39,17 +42,6 @@ constexpr std::size_t kPolyHeader = 6; // q_limbs 4 | basis 1 | form 1
 bool quick() {
     const char* q = std::getenv("EMBER_SERIAL_QUICK");
     return q && *q && std::string(q) != "0";
-}
-
-CkksParams small_params(int levels = 3) {
-    CkksParams p;
-    p.log_n = 12;
-    p.levels = levels;
-    p.log_scale = 40;
-    p.first_mod_bits = 50;
-    p.dnum = 2;
-    p.insecure = true;
-    return p;
 }
 
 // A CPU backend that counts polynomial allocations, to check that refused inputs allocate nothing. It
@@ -99,7 +91,7 @@ struct World {
     std::shared_ptr<const Context> counted_ctx;  // same parameters, counting backend
     std::shared_ptr<const Context> other_ctx;    // other parameters
 
-    World() : ctx(std::make_shared<Context>(small_params())), ev(ctx) {
+    World() : ctx(std::make_shared<Context>(test_params(3))), ev(ctx) {
         keys = ctx->keygen({1, -2}, /*conjugation=*/true, /*seeded=*/true);
         rlk_unseeded = ctx->gen_relin_key(*keys.secret, /*seeded=*/false);
         std::mt19937_64 rng(7);
@@ -111,21 +103,14 @@ struct World {
         ct_x = ctx->encrypt(ctx->encode(x), *keys.pub);
         ct_y = ctx->encrypt(ctx->encode(y), *keys.pub);
         counting = std::make_shared<CountingBackend>(make_cpu_backend(1));
-        counted_ctx = std::make_shared<Context>(small_params(), 1, counting);
-        other_ctx = std::make_shared<Context>(small_params(2));
+        counted_ctx = std::make_shared<Context>(test_params(3), 1, counting);
+        other_ctx = std::make_shared<Context>(test_params(2));
     }
 };
 
 World& world() {
     static World w;
     return w;
-}
-
-double max_err(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-    EXPECT_EQ(a.size(), b.size());
-    double e = 0;
-    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) e = std::max(e, std::abs(a[i] - b[i]));
-    return e;
 }
 
 void expect_poly_identical(const Poly& a, const Poly& b, const std::string& what) {
@@ -168,18 +153,39 @@ void fix_length_and_reseal(Bytes& b) {
     reseal(b);
 }
 
+/// A copy of `base` with the `bytes`-byte field at `off` set to v, resealed.
+Bytes with_field(const Bytes& base, std::size_t off, std::uint64_t v, int bytes) {
+    Bytes b = base;
+    put_le(b, off, v, bytes);
+    reseal(b);
+    return b;
+}
+
 using Loader = std::function<void(const Context&, std::span<const std::uint8_t>)>;
+
+/// The Loader of one object type: reads the bytes and drops the object.
+template <auto FromBytes>
+void load_as(const Context& k, std::span<const std::uint8_t> b) {
+    (void)FromBytes(k, b);
+}
 
 /// Expects loading to throw std::invalid_argument whose message contains `needle`.
 void expect_refused(const Loader& load, const Context& ctx, const Bytes& b, const std::string& needle, const std::string& what) {
-    try {
-        load(ctx, b);
-        ADD_FAILURE() << what << ": accepted";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << what << ": message \"" << e.what() << "\" lacks \"" << needle << "\"";
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << what << ": threw a non-invalid_argument exception: " << e.what();
-    }
+    expect_invalid([&] { load(ctx, b); }, {needle}, what);
+}
+
+/// A crafted field (see with_field) and what loading it must report.
+struct Field {
+    std::size_t off;
+    std::uint64_t v;
+    int bytes;
+    const char* needle;  // in the std::invalid_argument message
+    const char* what;
+};
+
+/// Expects every crafted variant of `good` to be refused, in order.
+void expect_fields_refused(const Loader& load, const Context& ctx, const Bytes& good, std::initializer_list<Field> fields) {
+    for (const Field& f : fields) expect_refused(load, ctx, with_field(good, f.off, f.v, f.bytes), f.needle, f.what);
 }
 
 struct Sample {
@@ -193,13 +199,13 @@ std::vector<Sample> samples() {
     World& w = world();
     const Context& c = *w.ctx;
     std::vector<Sample> s;
-    s.push_back({"Ciphertext", to_bytes(c, w.ct_x), [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); }});
-    s.push_back({"Plaintext", to_bytes(c, c.encode(w.x)), [](const Context& k, std::span<const std::uint8_t> b) { (void)plaintext_from_bytes(k, b); }});
-    s.push_back({"PublicKey", to_bytes(c, *w.keys.pub), [](const Context& k, std::span<const std::uint8_t> b) { (void)public_key_from_bytes(k, b); }});
-    s.push_back({"RelinKeySeeded", to_bytes(c, *w.keys.relin), [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }});
-    s.push_back({"RelinKeyUnseeded", to_bytes(c, *w.rlk_unseeded), [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }});
-    s.push_back({"GaloisKeys", to_bytes(c, *w.keys.galois), [](const Context& k, std::span<const std::uint8_t> b) { (void)galois_keys_from_bytes(k, b); }});
-    s.push_back({"SecretKey", secret_key_to_bytes(c, *w.keys.secret), [](const Context& k, std::span<const std::uint8_t> b) { (void)secret_key_from_bytes(k, b); }});
+    s.push_back({"Ciphertext", to_bytes(c, w.ct_x), load_as<ciphertext_from_bytes>});
+    s.push_back({"Plaintext", to_bytes(c, c.encode(w.x)), load_as<plaintext_from_bytes>});
+    s.push_back({"PublicKey", to_bytes(c, *w.keys.pub), load_as<public_key_from_bytes>});
+    s.push_back({"RelinKeySeeded", to_bytes(c, *w.keys.relin), load_as<switching_key_from_bytes>});
+    s.push_back({"RelinKeyUnseeded", to_bytes(c, *w.rlk_unseeded), load_as<switching_key_from_bytes>});
+    s.push_back({"GaloisKeys", to_bytes(c, *w.keys.galois), load_as<galois_keys_from_bytes>});
+    s.push_back({"SecretKey", secret_key_to_bytes(c, *w.keys.secret), load_as<secret_key_from_bytes>});
     return s;
 }
 
@@ -252,8 +258,7 @@ TEST(Serialize, PublicKeyRoundTrip) {
 TEST(Serialize, RelinKeyRoundTripSeededAndUnseeded) {
     World& w = world();
     const Context& c = *w.ctx;
-    std::vector<cplx> xy(w.x.size());
-    for (std::size_t i = 0; i < xy.size(); ++i) xy[i] = w.x[i] * w.y[i];
+    const std::vector<cplx> xy = map2(w.x, w.y, [](cplx a, cplx b) { return a * b; });
     for (const SwitchingKey* key : {w.keys.relin.get(), w.rlk_unseeded.get()}) {
         SCOPED_TRACE(key->seeded() ? "seeded" : "unseeded");
         const Bytes b = to_bytes(c, *key);
@@ -281,23 +286,15 @@ TEST(Serialize, GaloisKeysRoundTrip) {
         ASSERT_NE(back.find(k), nullptr) << k;
         expect_key_identical(key, *back.find(k));
     }
-    const std::size_t n = w.x.size();
-    for (long r : {1L, -2L}) {
-        std::vector<cplx> want(n);
-        for (std::size_t i = 0; i < n; ++i) want[i] = w.x[(i + n + static_cast<std::size_t>(r + static_cast<long>(n))) % n];
-        EXPECT_LT(max_err(c.decrypt(w.ev.rotate(w.ct_x, r, back), *w.keys.secret), want), 1e-4) << "rotate " << r;
-    }
-    std::vector<cplx> conj(n);
-    for (std::size_t i = 0; i < n; ++i) conj[i] = std::conj(w.x[i]);
-    EXPECT_LT(max_err(c.decrypt(w.ev.conjugate(w.ct_x, back), *w.keys.secret), conj), 1e-4);
+    for (long r : {1L, -2L})
+        EXPECT_LT(max_err(c.decrypt(w.ev.rotate(w.ct_x, r, back), *w.keys.secret), rotated(w.x, r)), 1e-4) << "rotate " << r;
+    EXPECT_LT(max_err(c.decrypt(w.ev.conjugate(w.ct_x, back), *w.keys.secret), conjugated(w.x)), 1e-4);
 
     // One Galois key alone, as a switching key.
     const std::uint64_t k1 = c.galois_element(1);
     const SwitchingKey one = switching_key_from_bytes(c, to_bytes(c, *gk.find(k1)));
     expect_key_identical(*gk.find(k1), one);
-    std::vector<cplx> want(n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = w.x[(i + 1) % n];
-    EXPECT_LT(max_err(c.decrypt(w.ev.automorphism(w.ct_x, k1, one), *w.keys.secret), want), 1e-4);
+    EXPECT_LT(max_err(c.decrypt(w.ev.automorphism(w.ct_x, k1, one), *w.keys.secret), rotated(w.x, 1)), 1e-4);
 
     // Empty key set.
     EXPECT_TRUE(galois_keys_from_bytes(c, to_bytes(c, GaloisKeys{})).keys.empty());
@@ -440,7 +437,7 @@ TEST(Serialize, HeaderChecks) {
     World& w = world();
     const Context& c = *w.ctx;
     const Bytes good = to_bytes(c, w.ct_x);
-    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
+    const Loader ct = load_as<ciphertext_from_bytes>;
     Bytes b = good;
     b[0] = 'X';
     expect_refused(ct, c, b, "magic", "magic");
@@ -450,8 +447,8 @@ TEST(Serialize, HeaderChecks) {
     b = good;
     put_le(b, 6, 99, 2);
     expect_refused(ct, c, b, "object type", "type 99");
-    expect_refused([](const Context& k, std::span<const std::uint8_t> x) { (void)plaintext_from_bytes(k, x); }, c, good, "object type", "ciphertext read as plaintext");
-    expect_refused([](const Context& k, std::span<const std::uint8_t> x) { (void)secret_key_from_bytes(k, x); }, c, to_bytes(c, *w.keys.pub), "object type",
+    expect_refused(load_as<plaintext_from_bytes>, c, good, "object type", "ciphertext read as plaintext");
+    expect_refused(load_as<secret_key_from_bytes>, c, to_bytes(c, *w.keys.pub), "object type",
                    "public key read as secret key");
     b = good;
     b[kHeader + 100] ^= 1;
@@ -474,8 +471,8 @@ TEST(Serialize, OtherParametersAreRefused) {
     const std::string msg = "serialized for different parameters";
     for (const Sample& s : samples()) expect_refused(s.load, other, s.bytes, msg, std::string(s.name) + " into other parameters");
     const Ciphertext ct_o = other.encrypt(other.encode(w.x), *ko.pub);
-    expect_refused([](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); }, c, to_bytes(other, ct_o), msg, "other ciphertext");
-    expect_refused([](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); }, c, to_bytes(other, *ko.relin), msg, "other relin key");
+    expect_refused(load_as<ciphertext_from_bytes>, c, to_bytes(other, ct_o), msg, "other ciphertext");
+    expect_refused(load_as<switching_key_from_bytes>, c, to_bytes(other, *ko.relin), msg, "other relin key");
     // Writing an object of another ring under this context is refused too.
     EXPECT_THROW(to_bytes(c, ct_o), std::invalid_argument);
     EXPECT_THROW(to_bytes(c, *ko.relin), std::invalid_argument);
@@ -485,32 +482,28 @@ TEST(Serialize, CraftedFieldsAreRefused) {
     World& w = world();
     const Context& c = *w.ctx;
     const std::size_t two_n = 2 * c.params().n();
-    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
-    const Loader swk = [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); };
-    const Loader gal = [](const Context& k, std::span<const std::uint8_t> b) { (void)galois_keys_from_bytes(k, b); };
+    const Loader ct = load_as<ciphertext_from_bytes>;
+    const Loader swk = load_as<switching_key_from_bytes>;
+    const Loader gal = load_as<galois_keys_from_bytes>;
     const Bytes good_ct = to_bytes(c, w.ct_x);
     // Ciphertext payload: scale @48, slots @56, c0: q_limbs @64, basis @68, form @69, coefficients @70.
-    auto with = [&](const Bytes& base, std::size_t off, std::uint64_t v, int bytes) {
-        Bytes b = base;
-        put_le(b, off, v, bytes);
-        reseal(b);
-        return b;
-    };
-    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN()), 8), "scale", "NaN scale");
-    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()), 8), "scale", "inf scale");
-    expect_refused(ct, c, with(good_ct, 48, std::bit_cast<std::uint64_t>(-1.0), 8), "scale", "negative scale");
-    expect_refused(ct, c, with(good_ct, 48, 0, 8), "scale", "zero scale");
-    expect_refused(ct, c, with(good_ct, 56, 0, 8), "slots", "0 slots");
-    expect_refused(ct, c, with(good_ct, 56, 3, 8), "slots", "3 slots");
-    expect_refused(ct, c, with(good_ct, 56, c.params().n(), 8), "slots", "N slots");
-    expect_refused(ct, c, with(good_ct, 64, 0, 4), "q_limbs must be in [1, 4]", "0 limbs");
-    expect_refused(ct, c, with(good_ct, 64, 5, 4), "q_limbs must be in [1, 4]", "5 limbs");
-    expect_refused(ct, c, with(good_ct, 64, 0xFFFFFFFFu, 4), "q_limbs", "2^32-1 limbs");
-    expect_refused(ct, c, with(good_ct, 68, 1, 1), "basis", "ciphertext over QP");
-    expect_refused(ct, c, with(good_ct, 68, 9, 1), "basis", "basis 9");
-    expect_refused(ct, c, with(good_ct, 69, 2, 1), "form", "form 2");
-    // Fewer limbs than the data: the rest is "unexpected bytes"; c1 with another limb count: refused.
-    expect_refused(ct, c, with(good_ct, 64, 3, 4), "", "3 limbs declared, 4 stored");
+    expect_fields_refused(ct, c, good_ct, {
+        {48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN()), 8, "scale", "NaN scale"},
+        {48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()), 8, "scale", "inf scale"},
+        {48, std::bit_cast<std::uint64_t>(-1.0), 8, "scale", "negative scale"},
+        {48, 0, 8, "scale", "zero scale"},
+        {56, 0, 8, "slots", "0 slots"},
+        {56, 3, 8, "slots", "3 slots"},
+        {56, c.params().n(), 8, "slots", "N slots"},
+        {64, 0, 4, "q_limbs must be in [1, 4]", "0 limbs"},
+        {64, 5, 4, "q_limbs must be in [1, 4]", "5 limbs"},
+        {64, 0xFFFFFFFFu, 4, "q_limbs", "2^32-1 limbs"},
+        {68, 1, 1, "basis", "ciphertext over QP"},
+        {68, 9, 1, "basis", "basis 9"},
+        {69, 2, 1, "form", "form 2"},
+        // Fewer limbs than the data: the rest is "unexpected bytes"; c1 with another limb count: refused.
+        {64, 3, 4, "", "3 limbs declared, 4 stored"},
+    });
     // A coefficient of all ones in bit_width(q_0) bits is >= q_0.
     {
         Bytes b = good_ct;
@@ -521,21 +514,24 @@ TEST(Serialize, CraftedFieldsAreRefused) {
     }
 
     // Switching key payload: digits @48, seeded @52, b_0: q_limbs @53, basis @57, form @58.
-    const Bytes good_key = to_bytes(c, *w.keys.relin);
-    expect_refused(swk, c, with(good_key, 48, 3, 4), "digit count must be 2", "3 digits");
-    expect_refused(swk, c, with(good_key, 48, 0xFFFFFFFFu, 4), "digit count", "2^32-1 digits");
-    expect_refused(swk, c, with(good_key, 52, 2, 1), "seeded flag", "seeded = 2");
-    expect_refused(swk, c, with(good_key, 52, 0, 1), "", "seeded key read as unseeded");
-    expect_refused(swk, c, with(good_key, 53, 3, 4), "q_limbs must be in [4, 4]", "key over 3 limbs");
-    expect_refused(swk, c, with(good_key, 57, 0, 1), "basis must be 1 (QP)", "key over Q");
-    expect_refused(swk, c, with(good_key, 58, 0, 1), "form must be 1 (Eval)", "key in coefficient form");
+    expect_fields_refused(swk, c, to_bytes(c, *w.keys.relin), {
+        {48, 3, 4, "digit count must be 2", "3 digits"},
+        {48, 0xFFFFFFFFu, 4, "digit count", "2^32-1 digits"},
+        {52, 2, 1, "seeded flag", "seeded = 2"},
+        {52, 0, 1, "", "seeded key read as unseeded"},
+        {53, 3, 4, "q_limbs must be in [4, 4]", "key over 3 limbs"},
+        {57, 0, 1, "basis must be 1 (QP)", "key over Q"},
+        {58, 0, 1, "form must be 1 (Eval)", "key in coefficient form"},
+    });
 
     // Galois keys payload: count @48, first element @52.
     const Bytes good_gal = to_bytes(c, *w.keys.galois);
-    expect_refused(gal, c, with(good_gal, 52, 4, 8), "odd", "even element");
-    expect_refused(gal, c, with(good_gal, 52, two_n + 1, 8), "below 2N", "element 2N+1");
-    expect_refused(gal, c, with(good_gal, 48, 0xFFFFFFFFu, 4), "key count must be at most", "2^32-1 keys");
-    expect_refused(gal, c, with(good_gal, 48, 4, 4), "truncated", "4 keys declared, 3 stored");
+    expect_fields_refused(gal, c, good_gal, {
+        {52, 4, 8, "odd", "even element"},
+        {52, two_n + 1, 8, "below 2N", "element 2N+1"},
+        {48, 0xFFFFFFFFu, 4, "key count must be at most", "2^32-1 keys"},
+        {48, 4, 4, "truncated", "4 keys declared, 3 stored"},
+    });
     {
         // Second element equal to the first: not increasing.
         const std::size_t key_len = switching_key_bytes(c.params(), c.partition().size(), true);
@@ -561,8 +557,8 @@ TEST(Serialize, CraftedFieldsAreRefused) {
 TEST(Serialize, HugeClaimsAreRefusedWithoutAllocating) {
     World& w = world();
     const Context& cc = *w.counted_ctx;  // same parameters as w.ctx: its bytes load here
-    const Loader ct = [](const Context& k, std::span<const std::uint8_t> b) { (void)ciphertext_from_bytes(k, b); };
-    const Loader swk = [](const Context& k, std::span<const std::uint8_t> b) { (void)switching_key_from_bytes(k, b); };
+    const Loader ct = load_as<ciphertext_from_bytes>;
+    const Loader swk = load_as<switching_key_from_bytes>;
     const Bytes good = to_bytes(*w.ctx, w.ct_x);
 
     auto refused_without_allocating = [&](const Loader& load, const Bytes& b, const std::string& needle, const std::string& what) {
@@ -571,19 +567,10 @@ TEST(Serialize, HugeClaimsAreRefusedWithoutAllocating) {
         EXPECT_EQ(w.counting->allocations.load(), before) << what << ": allocated polynomial memory";
     };
     // Payload lengths far beyond the bytes present.
-    for (std::uint64_t len : {std::uint64_t{1} << 40, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
-        Bytes b = good;
-        put_le(b, 40, len, 8);
-        reseal(b);
-        refused_without_allocating(ct, b, "payload length", "payload length " + std::to_string(len));
-    }
+    for (std::uint64_t len : {std::uint64_t{1} << 40, std::uint64_t{1} << 63, ~std::uint64_t{0}})
+        refused_without_allocating(ct, with_field(good, 40, len, 8), "payload length", "payload length " + std::to_string(len));
     // Huge q_limbs with a valid checksum.
-    {
-        Bytes b = good;
-        put_le(b, 64, 0xFFFFFFFFu, 4);
-        reseal(b);
-        refused_without_allocating(ct, b, "q_limbs", "q_limbs 2^32-1");
-    }
+    refused_without_allocating(ct, with_field(good, 64, 0xFFFFFFFFu, 4), "q_limbs", "q_limbs 2^32-1");
     // Plausible shapes whose data is missing: refused before the polynomial is allocated.
     {
         Bytes b(good.begin(), good.begin() + 70 + 10);

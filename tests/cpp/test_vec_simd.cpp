@@ -16,10 +16,12 @@
 #include "math/rns.hpp"
 #include "math/vec_ops.hpp"
 #include "math/vec_simd.hpp"
+#include "test_util.hpp"
 
 namespace ember {
 namespace {
 
+using namespace test;
 using Vec = std::vector<u64>;
 
 // 30-, 45-, 49-bit primes, the largest NTT primes below 2^50 (the IFMA ceiling), 60- and 61-bit primes, plus
@@ -39,9 +41,7 @@ std::vector<u64> simd_moduli() {
 }
 
 Vec rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
-    std::uniform_int_distribution<u64> d(0, q - 1);
-    Vec v(n);
-    for (auto& x : v) x = d(rng);
+    Vec v = uniform_vec(n, q, rng);
     // extreme values, including in the n % 8 tail
     for (std::size_t i = 0; i < n; i += 1 + rng() % 7) {
         const u64 r = rng() % 4;
@@ -269,26 +269,23 @@ void check_convert(const BaseConverter& conv, std::mt19937_64& rng, std::size_t 
     for (bool centered : {false, true}) {
         SCOPED_TRACE(std::string(centered ? "centered" : "plain") + " k=" + std::to_string(k) + " m=" + std::to_string(m) +
                      " n=" + std::to_string(n));
-        std::vector<Vec> ref(m, Vec(n, 7)), got(m, Vec(n, 7));
-        std::vector<u64*> rp, gp;
-        for (auto& v : ref) rp.push_back(v.data());
-        for (auto& v : got) gp.push_back(v.data());
-        conv.convert_reference(ip.data(), rp.data(), b, e, centered);
-        conv.convert(ip.data(), gp.data(), b, e, centered);
-        ASSERT_EQ(got, ref) << "convert";
+        // m output limbs prefilled with 7 (so that writes outside [b, e) show), filled by one conversion path
+        auto run = [&](const auto& path) {
+            std::vector<Vec> o(m, Vec(n, 7));
+            std::vector<u64*> op;
+            for (auto& v : o) op.push_back(v.data());
+            path(op.data());
+            return o;
+        };
+        const std::vector<Vec> ref = run([&](u64* const* o) { conv.convert_reference(ip.data(), o, b, e, centered); });
+        ASSERT_EQ(run([&](u64* const* o) { conv.convert(ip.data(), o, b, e, centered); }), ref) << "convert";
         if (scalar_too) {
-            std::vector<Vec> sc(m, Vec(n, 7));
-            std::vector<u64*> sp;
-            for (auto& v : sc) sp.push_back(v.data());
-            detail::base_convert_scalar(conv, ip.data(), sp.data(), b, e, centered);
-            ASSERT_EQ(sc, ref) << "base_convert_scalar";
+            ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_scalar(conv, ip.data(), o, b, e, centered); }), ref)
+                << "base_convert_scalar";
         }
         if (detail::base_convert_ifma_supported(conv)) {
-            std::vector<Vec> vi(m, Vec(n, 7));
-            std::vector<u64*> vp;
-            for (auto& v : vi) vp.push_back(v.data());
-            detail::base_convert_ifma(conv, ip.data(), vp.data(), b, e, centered);
-            ASSERT_EQ(vi, ref) << "base_convert_ifma";
+            ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_ifma(conv, ip.data(), o, b, e, centered); }), ref)
+                << "base_convert_ifma";
         }
     }
 }
@@ -303,10 +300,7 @@ TEST(BaseConvSimd, RandomShapesMatchReference) {
         for (std::size_t j = 0; j < m; ++j) tb.push_back(sizes[rng() % (it < 20 ? 5 : sizes.size())]);
         std::vector<u64> used;
         const auto from = take_primes(fb, used), to = take_primes(tb, used);
-        std::vector<Modulus> fm, tm;
-        for (u64 q : from) fm.emplace_back(q);
-        for (u64 q : to) tm.emplace_back(q);
-        const BaseConverter conv(fm, tm);
+        const BaseConverter conv(moduli_of(from), moduli_of(to));
         const std::size_t n = std::vector<std::size_t>{8, 64, 203, 1000}[rng() % 4];
         check_convert(conv, rng, n, true);
     }
@@ -319,10 +313,7 @@ TEST(BaseConvSimd, WideAccumulatorsMatchReference) {
     std::vector<u64> used;
     const auto from = take_primes(std::vector<int>(12, 61), used);
     const auto to = take_primes({61, 61, 50, 30, 60}, used);
-    std::vector<Modulus> fm, tm;
-    for (u64 q : from) fm.emplace_back(q);
-    for (u64 q : to) tm.emplace_back(q);
-    const BaseConverter conv(fm, tm);
+    const BaseConverter conv(moduli_of(from), moduli_of(to));
     for (std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(333)}) check_convert(conv, rng, n, true);
 }
 
@@ -357,9 +348,8 @@ TEST(BaseConvSimd, IfmaPathIsTakenOnIfmaCpus) {
     if (!cpu_features().avx512ifma) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
     std::vector<u64> used;
     const auto f = take_primes({60, 50, 50}, used), t = take_primes({50, 60, 61, 52}, used);
-    std::vector<Modulus> fm, tm;
-    for (u64 q : f) fm.emplace_back(q);
-    for (u64 q : t) tm.emplace_back(q);
+    const std::vector<Modulus> fm = moduli_of(f);
+    std::vector<Modulus> tm = moduli_of(t);
     EXPECT_TRUE(detail::base_convert_ifma_supported(BaseConverter(fm, tm)));
     tm.emplace_back(1000003);  // below 2^20: not for the Montgomery kernel
     EXPECT_FALSE(detail::base_convert_ifma_supported(BaseConverter(fm, tm)));
