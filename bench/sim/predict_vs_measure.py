@@ -1,0 +1,48 @@
+"""Predicted (ember accounting + calibrated CPU roofline) against measured (the library) time on this CPU.
+
+    python bench/sim/predict_vs_measure.py --profile bench/sim/cpu_calibration.json --threads 2
+
+One JSON object per (parameter set, operation): predicted_ms, measured_ms (median) and measured_min_ms of
+`runs` runs, kernels_best_ms (the sum over kernels of each kernel's fastest traced run), and their ratios.
+The machine may be shared: the minimum is the least disturbed run, kernels_best the least disturbed kernels.
+Bootstrapping is predicted only: the library has no bootstrapping yet.
+"""
+import argparse
+import json
+
+from ember.sim import SimParams, simulate
+from ember.sim.calibrate import measure
+from ember.sim.devices import load
+
+SETS = [(14, 9, 2), (15, 16, 3), (16, 25, 3)]
+OPS = ["Mult", "Rotate", "HoistedRotate"]
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", default="bench/sim/cpu_calibration.json")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=7)
+    a = ap.parse_args()
+    dev = load("cpu", a.profile)
+    for log_n, limbs, dnum in SETS:
+        p = SimParams(log_n=log_n, limbs=limbs, dnum=dnum, prime_bits=50)
+        for op in OPS:
+            r = simulate(op, p, "ember", device=dev, rotations=8)
+            m = measure(op, p, threads=a.threads, runs=a.runs, rotations=8)
+            print(json.dumps(dict(op=op, log_n=log_n, limbs=limbs, dnum=dnum, threads=a.threads,
+                                  predicted_ms=round(r.extra["time_ms"], 2), bound=r.extra["bound"],
+                                  measured_ms=m["measured_ms"], measured_min_ms=m["measured_min_ms"],
+                                  kernels_best_ms=m["kernels_best_ms"],
+                                  pred_over_median=round(r.extra["time_ms"] / m["measured_ms"], 3),
+                                  pred_over_min=round(r.extra["time_ms"] / m["measured_min_ms"], 3),
+                                  pred_over_kernels_best=round(r.extra["time_ms"] / m["kernels_best_ms"], 3))),
+                  flush=True)
+        p = SimParams(log_n=log_n, limbs=limbs, dnum=dnum, prime_bits=50, fft_iters=3, poly_degree=31,
+                      double_angle=2)
+        try:
+            r = simulate("Bootstrap", p, "ember", device=dev)
+            print(json.dumps(dict(op="Bootstrap", log_n=log_n, limbs=limbs, dnum=dnum, threads=a.threads,
+                                  predicted_ms=round(r.extra["time_ms"], 2), bound=r.extra["bound"],
+                                  measured_ms=None, note="no bootstrapping in the library yet")), flush=True)
+        except ValueError as e:
+            print(json.dumps(dict(op="Bootstrap", log_n=log_n, limbs=limbs, error=str(e))), flush=True)

@@ -1,0 +1,99 @@
+"""Device profiles for the time model: what a device computes per second and moves per second.
+
+A profile is a roofline: modular multiplications per second, modular additions per second, DRAM bandwidth
+and on-chip memory. The CPU profile is measured on this machine by `ember sim calibrate` (Ember's own
+kernels, one rate per kernel); the others come from published figures, cited below.
+
+Sources
+  [H100]  NVIDIA H100 Tensor Core GPU datasheet (2023): H100 SXM5, 3.35 TB/s HBM3, 50 MB L2 cache;
+          NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 132 SMs, 128 FP32 and 64 INT32 lanes per
+          SM, 67 TFLOPS FP32 at boost (=> 1.98 GHz). INT32 issue rate: 132 x 64 x 1.98e9 = 1.67e13 op/s.
+          Assumption (ours, not published): a 64-bit Shoup modular multiplication takes 16 INT32 instructions
+          (64x64->128 partial products, the quotient estimate, the correction), a modular addition 3.
+  [001]   Agrawal et al., MAD: Memory-Aware Design Techniques for Accelerating FHE, MICRO 2023, Table 6: ASIC
+          designs at 1 GHz with one modular operation per multiplier per cycle: the MAD design next to the GPU
+          (2250 multipliers, 900 GB/s, 32 MB), F1 (18432, 1 TB/s, 64 MB), BTS (8192, 1 TB/s, 512 MB),
+          ARK (20480, 1 TB/s, 512 MB), CraterLake (14336, 2.4 TB/s, 256 MB).
+  [U280]  AMD/Xilinx Alveo U280 data sheet DS963: 8 GB HBM2 at 460 GB/s, 9024 DSP slices, 41 MB of on-chip
+          SRAM (BRAM + URAM); FAB (Agrawal et al., HPCA 2023) runs CKKS bootstrapping on it at 300 MHz.
+          Assumption (ours): one 54-bit modular multiplier per 8 DSP48E2 slices (a 54x54 product and the
+          Barrett reduction), so 1128 multipliers, each one operation per cycle.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+
+@dataclass
+class Profile:
+    name: str
+    mul_per_s: float            # modular multiplications per second (whole device)
+    add_per_s: float            # modular additions per second
+    bandwidth: float            # DRAM bytes per second
+    cache_mb: float = 0         # on-chip memory (MiB)
+    source: str = ""
+    multipliers: int = 0        # ASIC-style: modular multipliers (for Eq. 3 searches)
+    freq_hz: float = 0
+    # Per-kernel rates measured by `ember sim calibrate` (work units per second; see calibrate.KERNEL_WORK).
+    kernel_rates: dict = field(default_factory=dict)
+    threads: int = 0
+    measured: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Profile":
+        d = json.loads(text)
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def asic(name: str, multipliers: int, bandwidth: float, cache_mb: float, source: str, freq_hz: float = 1e9) -> Profile:
+    ops = multipliers * freq_hz
+    return Profile(name, ops, ops, bandwidth, cache_mb, source, multipliers, freq_hz)
+
+
+_INT32 = 132 * 64 * 1.98e9
+BUILTIN = {
+    "h100": Profile("h100", _INT32 / 16, _INT32 / 3, 3.35e12, 50, "[H100] datasheet + whitepaper; 16 / 3 INT32 "
+                    "instructions per modular mul / add (assumed)", freq_hz=1.98e9),
+    "asic": asic("asic", 2250, 900e9, 32, "[001] Table 6, MAD next to the GPU: 2250 mult., 900 GB/s, 32 MB"),
+    "asic-f1": asic("asic-f1", 18432, 1e12, 64, "[001] Table 6, F1"),
+    "asic-bts": asic("asic-bts", 8192, 1e12, 512, "[001] Table 6, BTS"),
+    "asic-ark": asic("asic-ark", 20480, 1e12, 512, "[001] Table 6, ARK"),
+    "asic-craterlake": asic("asic-craterlake", 14336, 2.4e12, 256, "[001] Table 6, CraterLake"),
+    "fpga-u280": asic("fpga-u280", 1128, 460e9, 41, "[U280] DS963 + FAB; 8 DSPs per multiplier (assumed)",
+                      freq_hz=300e6),
+}
+
+CPU_PROFILE_ENV = "EMBER_SIM_CPU_PROFILE"
+
+
+def default_cpu_profile_path() -> Path:
+    """Where `ember sim calibrate` writes this machine's profile (and where `--device cpu` reads it)."""
+    env = os.environ.get(CPU_PROFILE_ENV)
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "ember" / "sim-cpu.json"
+
+
+def load(name_or_path: str, cpu_profile: Optional[str] = None) -> Profile:
+    """A built-in profile by name, 'cpu' (this machine's calibration), or a JSON file."""
+    if name_or_path in BUILTIN:
+        return BUILTIN[name_or_path]
+    if name_or_path == "cpu":
+        path = Path(cpu_profile) if cpu_profile else default_cpu_profile_path()
+        if not path.exists():
+            raise FileNotFoundError(f"no CPU profile at {path}; run `ember sim calibrate` first "
+                                    f"(or pass --profile FILE, e.g. bench/sim/cpu_calibration.json)")
+        return Profile.from_json(path.read_text())
+    path = Path(name_or_path)
+    if path.exists():
+        return Profile.from_json(path.read_text())
+    raise ValueError(f"unknown device {name_or_path!r}; choose from cpu, {', '.join(BUILTIN)} or a profile JSON file")

@@ -1,0 +1,75 @@
+"""One entry point for both accountings: simulate(op, params, ...) -> Result."""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import kernels, paper
+from .cost import ALPHA, BETA, O1, Machine, Result, SimParams, Techniques
+from .devices import Profile
+from .timing import predict, throughput
+
+OPS = paper.OPS
+ACCOUNTINGS = ("paper", "ember")
+# Default techniques: the paper accounting uses the caching techniques that fit (cache 0: Table 4's
+# baseline); the ember accounting follows the library (merged ModDown in Mult, hoisted ModUp).
+DEFAULT_TECH = {"paper": "caching", "ember": "merge,hoist"}
+PRECISION_BITS = 19  # bit precision after bootstrapping assumed in Eq. 3 (001, Table 6)
+
+
+def canonical_op(op: str) -> str:
+    for o in OPS:
+        if o.lower() == op.lower().replace("-", "").replace("_", ""):
+            return o
+    aliases = {"mul": "Mult", "rot": "Rotate", "rotate_many": "HoistedRotate", "hoisted": "HoistedRotate",
+               "boot": "Bootstrap", "lt": "LinearTransform", "ptmul": "PtMult", "conj": "Conjugate"}
+    if op.lower() in aliases:
+        return aliases[op.lower()]
+    raise ValueError(f"unknown operation {op!r}; choose from {', '.join(OPS)}")
+
+
+def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: float = 0,
+             tech: Optional[Techniques | str] = None, device: Optional[Profile] = None, rotations: int = 8,
+             diagonals: int = 0, fft_style: Optional[str] = None) -> Result:
+    op = canonical_op(op)
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTINGS)}, got {accounting!r}")
+    if tech is None:
+        tech = DEFAULT_TECH[accounting]
+    if isinstance(tech, str):
+        tech = Techniques.parse(tech)
+    machine = Machine.mb(cache_mb)
+    extra: dict = {}
+    if op == "HoistedRotate":
+        extra["rotations"] = rotations
+    if accounting == "paper":
+        m = paper.run_op(op, params, machine, tech, rotations=rotations, diagonals=diagonals, fft_style=fft_style)
+        # what applied: the caching techniques the cache holds, and the algorithmic ones asked for
+        applied = Techniques(o1=m.level >= O1, beta=m.level >= BETA, alpha=m.level >= ALPHA, reorder=m.reorder,
+                             merge=tech.merge, hoist=tech.hoist, compress=tech.compress)
+        if applied != tech:
+            extra["requested"] = tech.label()
+        res = Result(op, accounting, params, machine.cache_bytes, applied, m.cost, m.level_name, m.stages)
+        if op == "Bootstrap":
+            fresh = params.limbs - 2 * params.fft_iters - paper.eval_mod_limbs(params.poly_degree, params.double_angle)
+            extra.update(fresh_limbs=fresh, log_q1=fresh * params.prime_bits, fft_style=m.fft_style)
+    else:
+        if params.word_bits != 64:
+            raise ValueError("the ember accounting stores 64-bit words; use --word-bits 64")
+        m = kernels.run_op(op, params, machine.cache_bytes, tech, rotations=rotations, diagonals=diagonals)
+        res = Result(op, accounting, params, machine.cache_bytes, tech, m.cost,
+                     f"{int(machine.cache_bytes // params.limb_bytes)} limbs (LRU)",
+                     m.extra.get("stages", {}), m.counts)
+        extra["special_primes"] = m.ring.k
+        if op == "Bootstrap":
+            out = m.extra["output_limbs"]
+            extra.update(fresh_limbs=out - 1, log_q1=(out - 1) * params.prime_bits)
+    if device is not None:
+        t = predict(res.cost, device, res.kernels if accounting == "ember" else None, params.log_n)
+        t.pop("kernel_ms", None)
+        extra.update({k: (round(v, 6) if isinstance(v, float) else v) for k, v in t.items()})
+        if op == "Bootstrap" and extra.get("log_q1", 0) > 0:
+            # Eq. 3 in the units of Table 6 of 001 (bits / s / 1e7)
+            extra["throughput"] = round(throughput(params.slots, extra["log_q1"], PRECISION_BITS,
+                                                   t["time_ms"] / 1e3) / 1e7, 2)
+    res.extra = extra
+    return res
