@@ -2,8 +2,8 @@
 accounting reproduces Table 4 and the directions of Figures 2-3 of the MAD paper (001); the search lands on
 Table 5.
 
-Validation of the linear transform and of bootstrapping against the library waits for them to exist in the
-library (the bootstrapping issue): see the skipped tests at the end.
+The linear transform's model is validated against the library in test_sim_lintrans.py; bootstrapping's waits
+for the library's bootstrapping (the bootstrapping issue): see the skipped test at the end.
 """
 import numpy as np
 import pytest
@@ -239,8 +239,8 @@ def test_roofline_bounds():
 
 
 def test_ember_composites_run():
-    """The linear transform, polynomial evaluation and bootstrapping are modelled for the ember accounting
-    (not yet validated: the library has none of them)."""
+    """Polynomial evaluation and bootstrapping are modelled for the ember accounting (not validated against the
+    library yet); the linear transform is the library's (test_sim_lintrans.py)."""
     p = SimParams(log_n=13, limbs=25, dnum=3, fft_iters=3, poly_degree=63, double_angle=2)
     for op in ("LinearTransform", "PolyEval", "HoistedRotate"):
         assert simulate(op, p, "ember").cost.ops > 0
@@ -250,10 +250,21 @@ def test_ember_composites_run():
     assert sum(s.ops for s in r.stages.values()) == pytest.approx(r.cost.ops)
 
 
-@pytest.mark.skip(reason="waits for the library's linear transform (bootstrapping issue): then compare "
-                         "kernels.linear_transform with ember.trace() like test_ember_accounting_equals_trace")
-def test_linear_transform_equals_trace():
-    pass
+def test_ember_bootstrap_dfts_are_the_library_linear_transforms():
+    """Bootstrapping's PtMatVecMult is kernels.lintrans on the library's DFT factors (dft_indices): its
+    CoeffToSlot stage is those fft_iters transforms, one level each, plus the conjugation split."""
+    p = SimParams(log_n=12, limbs=16, dnum=3, fft_iters=3, poly_degree=15, double_angle=1)
+    for tech, hoisted in (("merge,hoist", True), ("merge", False)):
+        r = simulate("Bootstrap", p, "ember", tech=tech)
+        m = EmberModel(Ring.from_sim(p))
+        x = m.ciphertext(p.limbs, "raised")
+        for idx in kernels.dft_indices(p.slots, p.fft_iters, coeff_to_slot=True):
+            x = kernels.lintrans(m, x, idx, p.slots, hoisted=hoisted)
+        conj = m.rotate(x, "conj")
+        m.add_ct(x, conj)
+        m.add_ct(x, conj, "sub")
+        assert x.q == p.limbs - p.fft_iters
+        assert r.stages["CoeffToSlot"].ops == m.cost.ops and r.stages["CoeffToSlot"].ntt == m.cost.ntt
 
 
 @pytest.mark.skip(reason="waits for the library's bootstrapping (bootstrapping issue): then compare "

@@ -106,22 +106,36 @@ def calibrate(compute_at: SimParams = SimParams(log_n=13, limbs=7, dnum=2, prime
                                  in_op_ntt_rates={k: round(v, 1) for k, v in in_op_ntt.items()}))
 
 
-MEASURABLE = ("Mult", "Rotate", "Conjugate", "HoistedRotate", "Add", "PtAdd", "PtMult", "Rescale")
+MEASURABLE = ("Mult", "Rotate", "Conjugate", "HoistedRotate", "Add", "PtAdd", "PtMult", "Rescale", "LinearTransform")
 
 
 def measure(op: str, p: SimParams, threads: int = 2, runs: int = 5, rotations: int = 8,
-            merged: bool = True) -> dict:
-    """Median wall time of the library doing `op` on a ciphertext of p.ell limbs (p.limbs at the top)."""
+            merged: bool = True, lt=None, hoisted: bool = True) -> dict:
+    """Median wall time of the library doing `op` on a ciphertext of p.ell limbs (p.limbs at the top).
+    LinearTransform: `lt` (a kernels.LTPlan: diagonal indices, slots, n1) with random diagonals, applied by
+    the hoisted path or (hoisted=False) the plain one."""
     if op not in MEASURABLE:
-        raise ValueError(f"cannot measure {op} with the library yet (no linear transform or bootstrapping); "
+        raise ValueError(f"cannot measure {op} with the library yet (no bootstrapping); "
                          f"measurable: {', '.join(MEASURABLE)}")
-    ctx, keys, x = _context(p, threads, rotations=range(1, rotations + 1) if op == "HoistedRotate" else (1,),
-                            conjugation=op == "Conjugate")
+    if op == "LinearTransform" and lt is None:
+        raise ValueError("measuring LinearTransform needs its shape (kernels.lt_spec)")
+    rots = (range(1, rotations + 1) if op == "HoistedRotate" else lt.rotations if op == "LinearTransform" else (1,))
+    ctx, keys, x = _context(p, threads, rotations=rots, conjugation=op == "Conjugate")
     level = p.ell - 1
+    if op == "LinearTransform":
+        import numpy as np
+
+        from ..circuits import LinearTransform
+        rng = np.random.default_rng(2)
+        k_of = {j * lt.n1 + i for j, babies in lt.steps for i in babies}
+        tr = LinearTransform(ctx, {k: rng.uniform(-1, 1, lt.slots) for k in sorted(k_of)}, slots=lt.slots,
+                             level=level, n1=lt.n1)
+        x = x[: lt.slots]
     a = ctx.encrypt(x, keys.public, level=level)
     b = ctx.encrypt(x, keys.public, level=level)
     pt = ctx.encode(x, level=level)
     fn = {
+        "LinearTransform": lambda: tr.apply(a, hoisted=hoisted),
         "Mult": lambda: ctx.multiply(a, b, merged=merged),
         "Rotate": lambda: a.rotate(1),
         "Conjugate": lambda: a.conjugate(),

@@ -3,6 +3,8 @@
     ember sim op Mult --log-n 17 --limbs 35 --dnum 3 --word-bits 64 --cache-mb 0 --accounting paper
     ember sim op all --accounting paper                      # the columns of Table 4 (001)
     ember sim op Mult --accounting ember --log-n 16 --limbs 25 --device cpu --measure
+    ember sim op lintrans --accounting ember --log-n 13 --limbs 7 --slots 64 --indices 0..63 --n1 8 --kernels
+    ember sim op lintrans --accounting ember --log-n 13 --limbs 7 --indices cts:1 --tech merge   # plain path
     ember sim boot --limbs 40 --dnum 2 --fft-iters 6 --word-bits 50 --cache-mb 32 --tech all --device asic
     ember sim boot --steps --png dram.png                    # Figures 2-3: DRAM per technique, stacked
     ember sim search --cache-mb 32 --bandwidth-gbs 900 --multipliers 2250
@@ -39,7 +41,7 @@ def _title(cmd: str, r: dict) -> str:
 PAPER_STEPS = [("baseline", "none"), ("O(1) limbs", "o1"), ("O(beta) limbs", "o1,beta"),
                ("O(alpha) limbs", "o1,beta,alpha"), ("limb re-order", "caching"), ("ModDown merge", "caching,merge"),
                ("ModDown hoist", "caching,merge,hoist"), ("key compression", "all")]
-EMBER_STEPS = [("plain", "none"), ("ModDown merge", "merge"), ("ModUp hoisting", "merge,hoist"),
+EMBER_STEPS = [("plain", "none"), ("ModDown merge", "merge"), ("ModUp/ModDown hoisting", "merge,hoist"),
                ("key compression", "merge,hoist,compress")]
 
 
@@ -117,7 +119,9 @@ def _op(a) -> int:
         p = _params(a)
         dev = _device(a)
         ops = [o for o in OPS if o not in ("LinearTransform", "PolyEval", "HoistedRotate")] if a.op == "all" else [a.op]
-        results = [simulate(op, p, a.accounting, a.cache_mb, a.tech, dev, a.rotations, a.diagonals, a.fft_style)
+        indices = _lt_indices(a, p)
+        results = [simulate(op, p, a.accounting, a.cache_mb, a.tech, dev, a.rotations, a.diagonals, a.fft_style,
+                            indices=indices, slots=a.slots, n1=a.n1)
                    for op in ops]
     except (ValueError, FileNotFoundError) as e:
         return _fail("op", e)
@@ -127,8 +131,12 @@ def _op(a) -> int:
         if a.measure:
             from .calibrate import measure
             try:
+                lt = None
+                if r.op == "LinearTransform":
+                    from .kernels import lt_spec
+                    lt = lt_spec(p, a.diagonals, indices, a.slots, a.n1)
                 rec.update(measure(r.op, p, threads=a.threads, runs=a.runs, rotations=a.rotations,
-                                   merged=r.techniques.merge))
+                                   merged=r.techniques.merge, lt=lt, hoisted=r.techniques.hoist))
             except (ValueError, ImportError) as e:
                 return _fail("op --measure", e)
             if "time_ms" in rec:
@@ -146,6 +154,14 @@ def _op(a) -> int:
         from .plot import roofline
         roofline(results, dev or BUILTIN["asic"], a.png)
     return 0
+
+
+def _lt_indices(a, p: SimParams):
+    """--indices of LinearTransform (None: --diagonals or the first DFT factor)."""
+    if not a.indices:
+        return None
+    from .kernels import parse_indices
+    return parse_indices(a.indices, a.slots or p.slots, p.fft_iters)
 
 
 def _boot(a) -> int:
@@ -264,7 +280,16 @@ def add_parser(subparsers) -> None:
     _add_params(o)
     o.add_argument("--accounting", choices=ACCOUNTINGS, default="paper")
     o.add_argument("--rotations", type=int, default=8, help="rotations of HoistedRotate")
-    o.add_argument("--diagonals", type=int, default=0, help="diagonals of LinearTransform (0: first DFT level)")
+    o.add_argument("--diagonals", type=int, default=0,
+                   help="LinearTransform: a band of this many diagonals centred on 0 (0: the first CoeffToSlot "
+                        "factor of the library's DFT with --fft-iters levels)")
+    o.add_argument("--indices", default=None,
+                   help="LinearTransform: its diagonal indices, e.g. '0,1,2,-1' or '-3..3,64', or cts[:F] / "
+                        "stc[:F] (factor F of the library's DFT with --fft-iters levels over --slots); the ember "
+                        "accounting models the library's LinearTransform exactly (hoisted apply() with the "
+                        "hoist technique, else the plain path: --tech merge)")
+    o.add_argument("--slots", type=int, default=0, help="LinearTransform: slots (default N/2)")
+    o.add_argument("--n1", type=int, default=0, help="LinearTransform: baby steps (0: the library's choice)")
     o.add_argument("--fft-style", choices=["bsgs", "bsgs_hoisted", "unrolled_hoisted"], default=None)
     o.add_argument("--device", default=None, help="time on: cpu, h100, asic, asic-f1, asic-bts, asic-ark, "
                                                   "asic-craterlake, fpga-u280, or a profile JSON")

@@ -14,8 +14,13 @@ memory of the given size (least recently used limbs leave first; dirty limbs of 
 back, dead temporaries are dropped): that is the ember accounting's DRAM traffic for a cache size.
 
 Copies the library makes outside the backend (the Poly copy in ModUp, the untouched half of a plaintext
-addition) are not traced; they appear here as the pseudo-kernel "memcpy" so that DRAM traffic is complete,
-and are left out of the comparison with the trace.
+addition, Ciphertext copies in the linear transform's plain path) and the zeroing of a new polynomial (PModUp's
+P limbs) are not traced; they appear here as the pseudo-kernels "memcpy" and "memset" so that DRAM traffic is
+complete, and are left out of the comparison with the trace.
+
+The linear transform (cpp/circuits/lintrans.cpp) is modelled exactly for both of its paths, given the diagonal
+index set, the baby-step count n1, the slots and the level: lintrans() below; bootstrapping applies the
+library's DFT factors (cpp/circuits/dft.cpp, index sets from dft_indices()) through the same function.
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from .cost import Cost, SimParams, Techniques
 
 WORD = 8  # Ember stores every residue in a 64-bit word
 
-UNTRACED = ("memcpy", "mod_raise")
+UNTRACED = ("memcpy", "memset", "mod_raise")
 
 
 def special_primes(q_count: int, dnum: int, log_scale: int = 50, first_mod_bits: int = 60, sp_bits: int = 60) -> int:
@@ -300,6 +305,10 @@ class EmberModel:
         """A whole-polynomial copy outside the backend (not traced by the library)."""
         self._elementwise("memcpy", out, list(range(a.limbs)), [(a, list(range(a.limbs)))])
 
+    def memset(self, out: Tensor):
+        """Zeroing a new polynomial (Poly's constructor, outside the backend; not traced)."""
+        self._elementwise("memset", out, list(range(out.limbs)), [])
+
     def add(self, out, a, b, name="add"):
         r = list(range(a.limbs))
         self._elementwise(name, out, r, [(a, r), (b, r)], add=1)
@@ -396,6 +405,28 @@ class EmberModel:
         self.free(d)
         return out
 
+    def p_mod_up(self, x: Tensor) -> Tensor:
+        """x times P over Q_l U P (PModUp): a zeroed polynomial over QP, mul_const on its Q limbs."""
+        out = self.tmp(x.q, self.ring.k, name="pmodup")
+        self.memset(out)
+        self.mul_const(out, x, x.q)
+        return out
+
+    def add_p_mod_up(self, acc: Tensor, x: Tensor):
+        """acc += P x on the Q limbs of acc (over QP)."""
+        self.mul_const(acc, x, x.q, accumulate=True)
+
+    def rotate_raised(self, c0: Tensor, digits: list[Tensor], key) -> tuple[Tensor, Tensor]:
+        """P rot(c0, c1) over Q_l U P from the digits of c1 (lintrans.cpp, rotate_raised): the inner product,
+        P c0 added to its first half, both halves permuted over QP; no ModDown."""
+        u, v = self.ksk_inner_product(digits, key)
+        self.add_p_mod_up(u, c0)
+        r0, r1 = self.tmp(u.q, u.p, name="rr.c0"), self.tmp(v.q, v.p, name="rr.c1")
+        self.permute(r0, u)
+        self.permute(r1, v)
+        self.free(u, v)
+        return r0, r1
+
     # ---- CKKS evaluator (evaluator.cpp) -------------------------------------------------------------
     def add_ct(self, a: Ct, b: Ct, name="add") -> Ct:
         r = Ct(self.tmp(a.q, name="sum.c0"), self.tmp(a.q, name="sum.c1"))
@@ -407,6 +438,13 @@ class EmberModel:
         r = Ct(self.tmp(a.q, name="ptsum.c0"), self.tmp(a.q, name="ptsum.c1"))
         self.add(r.c0, a.c0, pt)
         self.memcpy(r.c1, a.c1)  # a.c1 = a0.c1
+        return r
+
+    def copy_ct(self, a: Ct) -> Ct:
+        """A Ciphertext copy made outside the backend (a returned or selected copy; not traced)."""
+        r = Ct(self.tmp(a.q, name="copy.c0"), self.tmp(a.q, name="copy.c1"))
+        self.memcpy(r.c0, a.c0)
+        self.memcpy(r.c1, a.c1)
         return r
 
     def mul_plain(self, a: Ct, pt: Tensor) -> Ct:
@@ -499,47 +537,227 @@ class EmberModel:
         return self.cost
 
 
-# ---- composite operations (modelled; the library has no linear transform or bootstrapping yet) ----------
-def bsgs_split(diagonals: int, giant: int = 0) -> tuple[int, int]:
-    giant = giant or max(1, int(math.isqrt(diagonals)))
-    return -(-diagonals // giant), giant
+# ---- linear transform (cpp/circuits/lintrans.cpp), exact for both paths ------------------------------------
+def normalize_indices(indices, slots: int) -> tuple[int, ...]:
+    """Diagonal indices taken mod slots, as LinearTransform does (a repeated index mod slots is an error)."""
+    if slots < 1 or slots & (slots - 1):
+        raise ValueError(f"slots must be a power of two, got {slots}")
+    out = [int(k) % slots for k in indices]
+    if not out:
+        raise ValueError("a linear transform needs at least one diagonal")
+    if len(set(out)) != len(out):
+        raise ValueError("a diagonal index is given twice (mod slots)")
+    return tuple(sorted(out))
 
 
-def linear_transform(m: EmberModel, a: Ct, diagonals: int, hoist: bool = True) -> Ct:
-    """BSGS plaintext matrix-vector product over `diagonals` diagonals: baby-step rotations (hoisted with
-    rotate_many when `hoist`), one mul_plain per diagonal, a rotation per giant step, one Rescale."""
-    baby, giant = bsgs_split(diagonals)
-    if hoist:
-        rots = m.rotate_many(a, baby - 1)
-    else:
-        rots = [m.rotate(a, f"rot{i}") for i in range(baby - 1)]
-    rots = [a] + rots
-    total = None
-    for g in range(giant):
-        acc = None
-        for j in range(min(baby, diagonals - g * baby)):
-            prod = m.mul_plain(rots[j], m.plaintext(a.q, f"diag{g}.{j}"))
-            if acc is None:
-                acc = prod
-            else:
-                new = m.add_ct(acc, prod)
-                m.free_ct(acc, prod)
-                acc = new
-        if g:
-            r = m.rotate(acc, f"giant{g}")
-            m.free_ct(acc)
-            acc = r
-        if total is None:
-            total = acc
+def choose_n1(indices, slots: int) -> int:
+    """The library's baby-step count: the power of two n1 <= slots minimising #{k mod n1} + #{k div n1}
+    (the first one on a tie)."""
+    idx = normalize_indices(indices, slots)
+    best, best_cost, n1 = 1, None, 1
+    while n1 <= slots:
+        cost = len({k % n1 for k in idx}) + len({k // n1 for k in idx})
+        if best_cost is None or cost < best_cost:
+            best, best_cost = n1, cost
+        n1 <<= 1
+    return best
+
+
+@dataclass(frozen=True)
+class LTPlan:
+    """A linear transform's baby-step giant-step shape: giant step j -> baby steps i (k = n1 j + i), in the
+    library's order (std::map: ascending j, then ascending i)."""
+    slots: int
+    n1: int
+    steps: tuple[tuple[int, tuple[int, ...]], ...]
+
+    @classmethod
+    def of(cls, indices, slots: int, n1: int = 0) -> "LTPlan":
+        idx = normalize_indices(indices, slots)
+        n1 = n1 or choose_n1(idx, slots)
+        if n1 < 1 or n1 & (n1 - 1) or n1 > slots:
+            raise ValueError(f"n1 must be a power of two <= slots = {slots}, got {n1}")
+        giant: dict[int, list[int]] = {}
+        for k in idx:
+            giant.setdefault(k // n1, []).append(k % n1)
+        return cls(slots, n1, tuple((j, tuple(sorted(b))) for j, b in sorted(giant.items())))
+
+    @property
+    def diagonals(self) -> int:
+        return sum(len(b) for _, b in self.steps)
+
+    @property
+    def babies(self) -> list[int]:
+        """Distinct baby steps, in the order the library first meets them."""
+        seen: dict[int, None] = {}
+        for _, b in self.steps:
+            for i in b:
+                seen.setdefault(i)
+        return list(seen)
+
+    @property
+    def rotations(self) -> list[int]:
+        """The rotations whose keys apply() needs (LinearTransform.rotations)."""
+        return sorted({self.n1 * j for j, _ in self.steps if j} | {i for i in self.babies if i})
+
+    def as_dict(self) -> dict:
+        """slots, n1 (the library's baby_steps), diagonals, giants (giant steps j), babies (distinct baby steps
+        i), rotation_keys."""
+        return dict(slots=self.slots, n1=self.n1, diagonals=self.diagonals, giants=len(self.steps),
+                    babies=len(self.babies), rotation_keys=len(self.rotations))
+
+
+def lintrans(m: EmberModel, a: Ct, indices, slots: int, n1: int = 0, hoisted: bool = True) -> Ct:
+    """LinearTransform.apply(a, hoisted): the kernels of lintrans.cpp for the diagonal index set `indices`
+    (any integers, taken mod slots) with n1 baby steps (0: the library's choice). The result is one level
+    down (one limb fewer)."""
+    plan = indices if isinstance(indices, LTPlan) else LTPlan.of(indices, slots, n1)
+    if a.q < 2:
+        raise ValueError("a linear transform needs a ciphertext at level >= 1")
+    return lintrans_hoisted(m, a, plan) if hoisted else lintrans_plain(m, a, plan)
+
+
+def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
+    """apply(): one ModUp of c1 for every baby step, baby rotations over QP (no ModDown), per giant step an
+    inner sum of products by plaintexts over QP, one ModDown per polynomial and, for j != 0, a rotation in the
+    raised basis; accumulation over QP, a final ModDown merged with the Rescale."""
+    q, k = a.q, m.ring.k
+    digits = m.mod_up_digits(a.c1)
+    baby: dict[int, tuple[Tensor, Tensor]] = {}
+    for i in plan.babies:
+        if i == 0:
+            baby[0] = (m.p_mod_up(a.c0), m.p_mod_up(a.c1))
         else:
-            new = m.add_ct(total, acc)
-            m.free_ct(total, acc)
-            total = new
-    m.free_ct(*rots[1:])
-    out = m.rescale(total)
-    m.free_ct(total)
+            baby[i] = m.rotate_raised(a.c0, digits, f"rot{i}")
+    m.free(*digits)
+    acc: Optional[tuple[Tensor, Tensor]] = None
+    for j, babies in plan.steps:
+        s0, s1 = m.tmp(q, k, "lt.s0"), m.tmp(q, k, "lt.s1")
+        for n, i in enumerate(babies):
+            pt = Tensor(f"diag{j}.{i}", q + k, "pt", q)  # encoded over Q_l U P
+            b0, b1 = baby[i]
+            if n == 0:
+                m.mul(s0, b0, pt)
+                m.mul(s1, b1, pt)
+            else:
+                m.mul_add(s0, b0, pt)
+                m.mul_add(s1, b1, pt)
+        if j == 0:
+            g = (s0, s1)
+        else:
+            d0 = m.divide_by_dropped(s0, 0)
+            d1 = m.divide_by_dropped(s1, 0)
+            m.free(s0, s1)
+            dg = m.mod_up_digits(d1)
+            g = m.rotate_raised(d0, dg, f"rot{j * plan.n1}")
+            m.free(d0, d1, *dg)
+        if acc is None:
+            acc = g
+        else:
+            m.add(acc[0], acc[0], g[0])
+            m.add(acc[1], acc[1], g[1])
+            m.free(*g)
+    for b in baby.values():
+        m.free(*b)
+    assert acc is not None
+    out = Ct(m.divide_by_dropped(acc[0], 1), m.divide_by_dropped(acc[1], 1))
+    m.free(*acc)
     return out
 
+
+def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
+    """apply(hoisted=False) (apply_plain): each baby step rotated on its own, mul_plain per diagonal, sums,
+    a rotation per giant step, one Rescale. The Ciphertext copies of the C++ (a rotation by 0 returns a copy,
+    the first term of a sum is copied) are memcpy here."""
+    baby = {i: (m.rotate(a, f"rot{i}") if i else m.copy_ct(a)) for i in plan.babies}
+    acc: Optional[Ct] = None
+    for j, babies in plan.steps:
+        inner: Optional[Ct] = None
+        for i in babies:
+            t = m.mul_plain(baby[i], m.plaintext(a.q, f"diag{j}.{i}"))
+            new = m.copy_ct(t) if inner is None else m.add_ct(inner, t)
+            m.free_ct(t, *([inner] if inner is not None else []))
+            inner = new
+        assert inner is not None
+        rot = m.rotate(inner, f"rot{j * plan.n1}") if j else m.copy_ct(inner)
+        m.free_ct(inner)
+        new = m.copy_ct(rot) if acc is None else m.add_ct(acc, rot)
+        m.free_ct(rot, *([acc] if acc is not None else []))
+        acc = new
+    m.free_ct(*baby.values())
+    assert acc is not None
+    out = m.rescale(acc)
+    m.free_ct(acc)
+    return out
+
+
+def dft_indices(slots: int, levels: int, coeff_to_slot: bool) -> list[tuple[int, ...]]:
+    """Diagonal index sets of the library's DFT factors (dft.cpp: ember._ember.dft_factors): butterfly stages
+    {0, +len/2, -len/2} mod slots (CoeffToSlot: len = slots .. 2; SlotToCoeff: 2 .. slots), grouped into
+    min(levels, log2 slots) factors, the first ones taking the extra stages; a factor's set is the sum set."""
+    if slots < 1 or slots & (slots - 1):
+        raise ValueError(f"slots must be a power of two, got {slots}")
+    if levels < 1:
+        raise ValueError(f"levels must be >= 1, got {levels}")
+    lens = []
+    ln = 2
+    while ln <= slots:
+        lens.append(ln)
+        ln <<= 1
+    if coeff_to_slot:
+        lens.reverse()
+    stages = [{0, (ln // 2) % slots, (-(ln // 2)) % slots} for ln in lens]
+    if not stages:
+        return [(0,)]
+    s = len(stages)
+    levels = min(levels, s)
+    out, at = [], 0
+    for g in range(levels):
+        take = s // levels + (1 if g < s % levels else 0)
+        f = {0}
+        for st in stages[at:at + take]:
+            f = {(x + y) % slots for x in f for y in st}
+        at += take
+        out.append(tuple(sorted(f)))
+    return out
+
+
+def parse_indices(spec: str, slots: int, levels: int) -> list[int]:
+    """Diagonal indices from the command line: a comma list of integers and inclusive ranges a..b
+    ("-3..3,64"), or cts[:F] / stc[:F], factor F (default 0) of the library's CoeffToSlot / SlotToCoeff with
+    `levels` factors over `slots` slots."""
+    spec = spec.strip()
+    head, _, f = spec.partition(":")
+    if head.lower() in ("cts", "stc"):
+        factors = dft_indices(slots, levels, coeff_to_slot=head.lower() == "cts")
+        try:
+            return list(factors[int(f or 0)])
+        except (ValueError, IndexError):
+            raise ValueError(f"{spec!r}: the DFT over {slots} slots in {levels} levels has factors "
+                             f"0..{len(factors) - 1}") from None
+    out: list[int] = []
+    try:
+        for tok in (t.strip() for t in spec.split(",")):
+            if ".." in tok:
+                lo, hi = tok.split("..")
+                out.extend(range(int(lo), int(hi) + 1))
+            elif tok:
+                out.append(int(tok))
+    except ValueError:
+        raise ValueError(f"diagonal indices {spec!r}: expected integers and ranges a..b, or cts[:F] / stc[:F]") \
+            from None
+    return out
+
+
+def band_indices(diagonals: int) -> list[int]:
+    """`diagonals` consecutive diagonals centred on 0: -(d // 2) .. d - 1 - d // 2 (the paper model's band)."""
+    if diagonals < 1:
+        raise ValueError(f"diagonals must be >= 1, got {diagonals}")
+    lo = -(diagonals // 2)
+    return list(range(lo, lo + diagonals))
+
+
+# ---- composite operations (modelled, not validated against the library: polynomial evaluation, bootstrapping) --
 
 def poly_eval(m: EmberModel, a: Ct, degree: int) -> Ct:
     """Chebyshev evaluation by baby-step giant-step (Bossuat et al.): T_1..T_2^l by products, giant steps
@@ -596,12 +814,15 @@ def _drop(a: Ct, q: int) -> Ct:
 
 def bootstrap(m: EmberModel, p: SimParams, hoist: bool = True) -> dict:
     """ModRaise, CoeffToSlot (fft_iters linear transforms, conjugation split), EvalMod (polynomial of
-    p.poly_degree and p.double_angle squarings, on the real and imaginary parts), SlotToCoeff."""
-    from .paper import bsgs_iters
+    p.poly_degree and p.double_angle squarings, on the real and imaginary parts), SlotToCoeff.
 
+    The DFTs are the library's: dft_factors(log N, N/2, fft_iters, ...) applied as LinearTransforms over
+    N/2 slots with the library's n1, each by lintrans() (its double-hoisted path when `hoist`, else the plain
+    one), so this PtMatVecMult is the validated linear-transform model."""
     r = m.ring
     stages = {}
     n = r.n
+    slots = n // 2
 
     def mark(name, before):
         stages[name] = m.cost + before * -1
@@ -620,8 +841,8 @@ def bootstrap(m: EmberModel, p: SimParams, hoist: bool = True) -> dict:
 
     before = Cost() + m.cost
     x = top
-    for radix in bsgs_iters(r.log_n, p.fft_iters):
-        nx = linear_transform(m, x, 2 ** (radix + 1) - 1, hoist)
+    for idx in dft_indices(slots, p.fft_iters, coeff_to_slot=True):
+        nx = lintrans(m, x, idx, slots, hoisted=hoist)
         m.free_ct(x)
         x = nx
     conj = m.rotate(x, "conj")
@@ -645,12 +866,33 @@ def bootstrap(m: EmberModel, p: SimParams, hoist: bool = True) -> dict:
     mark("EvalMod", before)
 
     before = Cost() + m.cost
-    for radix in bsgs_iters(r.log_n, p.fft_iters):
-        ny = linear_transform(m, y, 2 ** (radix + 1) - 1, hoist)
+    for idx in dft_indices(slots, p.fft_iters, coeff_to_slot=False):
+        ny = lintrans(m, y, idx, slots, hoisted=hoist)
         m.free_ct(y)
         y = ny
     mark("SlotToCoeff", before)
     return dict(stages=stages, output_limbs=y.q)
+
+
+def lt_spec(p: SimParams, diagonals: int = 0, indices=None, slots: int = 0, n1: int = 0) -> LTPlan:
+    """The linear transform of op LinearTransform: the diagonal indices given (taken mod slots; or a
+    parse_indices() string), else a band of `diagonals` diagonals centred on 0, else the first CoeffToSlot
+    factor of the library's DFT with p.fft_iters levels; over `slots` slots (default N/2), n1 baby steps
+    (0: the library's choice)."""
+    slots = slots or p.slots
+    if slots < 1 or slots & (slots - 1) or slots > p.slots:
+        raise ValueError(f"slots must be a power of two in [1, N/2 = {p.slots}], got {slots}")
+    if isinstance(indices, str):
+        indices = parse_indices(indices, slots, p.fft_iters)
+    if indices is not None and len(indices):
+        idx = list(indices)
+    elif diagonals:
+        if diagonals > slots:
+            raise ValueError(f"{diagonals} diagonals do not fit in {slots} slots")
+        idx = band_indices(diagonals)
+    else:
+        idx = list(dft_indices(slots, p.fft_iters, coeff_to_slot=True)[0])
+    return LTPlan.of(idx, slots, n1)
 
 
 OPS = ("PtAdd", "Add", "PtMult", "Mult", "Decomp", "ModUp", "KSKInnerProd", "ModDown", "Rescale",
@@ -658,12 +900,15 @@ OPS = ("PtAdd", "Add", "PtMult", "Mult", "Decomp", "ModUp", "KSKInnerProd", "Mod
 
 
 def run_op(op: str, p: SimParams, cache_bytes: float = 0, tech: Techniques = Techniques(merge=True, hoist=True),
-           rotations: int = 8, diagonals: int = 0, ring: Optional[Ring] = None) -> EmberModel:
+           rotations: int = 8, diagonals: int = 0, ring: Optional[Ring] = None, indices=None,
+           slots: int = 0, n1: int = 0) -> EmberModel:
     """Issues the kernels of one operation on an operand of p.ell limbs and returns the model.
 
     Where Ember's operations differ from the paper's columns: Decomp is the copy of each digit's own limbs
     (Ember fuses it into ModUp), ModUp raises every digit of one polynomial, KSKInnerProd is both dot products,
-    ModDown divides one polynomial by P, PtMult includes its Rescale, Automorph permutes both polynomials."""
+    ModDown divides one polynomial by P, PtMult includes its Rescale, Automorph permutes both polynomials.
+    LinearTransform is the library's (lintrans(); see lt_spec() for its diagonals, slots and n1), hoisted
+    (apply()) when tech.hoist, else the plain path."""
     ring = ring or Ring.from_sim(p)
     m = EmberModel(ring, cache_limbs=int(cache_bytes // (ring.n * WORD)), key_compression=tech.compress,
                    merge=tech.merge)
@@ -705,8 +950,9 @@ def run_op(op: str, p: SimParams, cache_bytes: float = 0, tech: Techniques = Tec
             for i in range(rotations):
                 m.rotate(a, f"rot{i}")
     elif op == "LinearTransform":
-        from .paper import bsgs_iters
-        linear_transform(m, a, diagonals or 2 ** (bsgs_iters(p.log_n, p.fft_iters)[0] + 1) - 1, tech.hoist)
+        lt = lt_spec(p, diagonals, indices, slots, n1)
+        out = lintrans(m, a, lt, lt.slots, hoisted=tech.hoist)
+        m.extra = dict(lt=lt.as_dict(), output_limbs=out.q)
     elif op == "PolyEval":
         poly_eval(m, a, p.poly_degree)
     elif op == "Bootstrap":

@@ -21,7 +21,8 @@ def canonical_op(op: str) -> str:
         if o.lower() == op.lower().replace("-", "").replace("_", ""):
             return o
     aliases = {"mul": "Mult", "rot": "Rotate", "rotate_many": "HoistedRotate", "hoisted": "HoistedRotate",
-               "boot": "Bootstrap", "lt": "LinearTransform", "ptmul": "PtMult", "conj": "Conjugate"}
+               "boot": "Bootstrap", "lt": "LinearTransform", "lintrans": "LinearTransform", "ptmul": "PtMult",
+               "conj": "Conjugate"}
     if op.lower() in aliases:
         return aliases[op.lower()]
     raise ValueError(f"unknown operation {op!r}; choose from {', '.join(OPS)}")
@@ -29,7 +30,15 @@ def canonical_op(op: str) -> str:
 
 def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: float = 0,
              tech: Optional[Techniques | str] = None, device: Optional[Profile] = None, rotations: int = 8,
-             diagonals: int = 0, fft_style: Optional[str] = None) -> Result:
+             diagonals: int = 0, fft_style: Optional[str] = None, indices=None, slots: int = 0,
+             n1: int = 0) -> Result:
+    """One operation in one accounting.
+
+    LinearTransform: `indices` (diagonal indices taken mod `slots`, or a string such as '0..63' or 'cts:1':
+    kernels.parse_indices), else a band of `diagonals` diagonals centred on 0, else the first CoeffToSlot factor
+    of the library's DFT; `slots` (default N/2) and `n1` (0: the library's choice) shape it. The ember
+    accounting models the library's LinearTransform exactly (apply(), double-hoisted, with the hoist technique;
+    the plain path without it). The paper accounting sees only the number of diagonals given."""
     op = canonical_op(op)
     if accounting not in ACCOUNTINGS:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTINGS)}, got {accounting!r}")
@@ -42,6 +51,8 @@ def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: fl
     if op == "HoistedRotate":
         extra["rotations"] = rotations
     if accounting == "paper":
+        if op == "LinearTransform" and indices is not None and len(indices):
+            diagonals = kernels.lt_spec(params, diagonals, indices, slots, n1).diagonals
         m = paper.run_op(op, params, machine, tech, rotations=rotations, diagonals=diagonals, fft_style=fft_style)
         # what applied: the caching techniques the cache holds, and the algorithmic ones asked for
         applied = Techniques(o1=m.level >= O1, beta=m.level >= BETA, alpha=m.level >= ALPHA, reorder=m.reorder,
@@ -55,7 +66,8 @@ def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: fl
     else:
         if params.word_bits != 64:
             raise ValueError("the ember accounting stores 64-bit words; use --word-bits 64")
-        m = kernels.run_op(op, params, machine.cache_bytes, tech, rotations=rotations, diagonals=diagonals)
+        m = kernels.run_op(op, params, machine.cache_bytes, tech, rotations=rotations, diagonals=diagonals,
+                           indices=indices, slots=slots, n1=n1)
         res = Result(op, accounting, params, machine.cache_bytes, tech, m.cost,
                      f"{int(machine.cache_bytes // params.limb_bytes)} limbs (LRU)",
                      m.extra.get("stages", {}), m.counts)
@@ -63,6 +75,8 @@ def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: fl
         if op == "Bootstrap":
             out = m.extra["output_limbs"]
             extra.update(fresh_limbs=out - 1, log_q1=(out - 1) * params.prime_bits)
+        if op == "LinearTransform":
+            extra.update(m.extra["lt"], lt_path="hoisted" if tech.hoist else "plain")
     if device is not None:
         t = predict(res.cost, device, res.kernels if accounting == "ember" else None, params.log_n)
         t.pop("kernel_ms", None)

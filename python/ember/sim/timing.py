@@ -25,11 +25,11 @@ KERNEL_WORK = {
     "dot": "mod_mul", "dot_automorph": "mod_mul", "mul": "mod_mul", "mul_add": "mod_mul",
     "mul_const": "mod_mul", "mul_const_add": "mod_mul", "sub_mul_const": "mod_mul",
     "add": "mod_add", "sub": "mod_add", "neg": "mod_add", "add_const": "mod_add",
-    "copy": "bytes", "automorph": "bytes", "memcpy": "bytes", "mod_raise": "bytes",
+    "copy": "bytes", "automorph": "bytes", "memcpy": "bytes", "memset": "bytes", "mod_raise": "bytes",
 }
 # Kernels the library does not trace, timed like a traced one.
-RATE_ALIAS = {"memcpy": "copy", "mod_raise": "copy", "dot_automorph": "dot", "neg": "add", "sub": "add",
-              "add_const": "add", "mul_const": "mul", "mul_const_add": "mul_add"}
+RATE_ALIAS = {"memcpy": "copy", "memset": "copy", "mod_raise": "copy", "dot_automorph": "dot", "neg": "add",
+              "sub": "add", "add_const": "add", "mul_const": "mul", "mul_const_add": "mul_add"}
 
 
 def work_of(kernel: str, c: dict) -> float:
