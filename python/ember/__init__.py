@@ -19,3 +19,4 @@ __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace"
            "GaloisKeys", "SwitchingKey", "max_log_qp_128"]
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
                        evaluate_function)
+from . import heaan  # noqa: F401,E402  (the non-RNS HEAAN scheme of paper 000)

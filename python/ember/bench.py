@@ -11,7 +11,7 @@ from . import _ember
 from .context import Context
 from .params import CkksParams
 
-OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many")
+OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul")
 
 
 def _precision(err: float) -> float:
@@ -31,9 +31,13 @@ def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
 
 def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int = 2, runs: int = 10,
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
-        insecure: bool = False, progress=None) -> dict:
+        insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False) -> dict:
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
+    if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000 (ember.heaan)
+        from .heaan import bench_mul
+        return bench_mul(log_n=log_n, log_q=log_q, log_p=log_p, threads=threads, runs=runs, breakdown=breakdown,
+                         insecure=insecure)
     rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs)
     if op in ("ntt", "intt"):
         ns, path = _ember.bench_ntt(log_n, prime_bits, runs, op == "intt")

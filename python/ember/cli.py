@@ -33,7 +33,8 @@ def _bench(args) -> int:
         try:
             rec = bench.run(op, log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
                             runs=args.runs, log_scale=args.log_scale, first_mod_bits=args.first_mod_bits,
-                            hoisted=args.hoisted, prime_bits=args.prime_bits, insecure=args.insecure)
+                            hoisted=args.hoisted, prime_bits=args.prime_bits, insecure=args.insecure,
+                            log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -42,6 +43,10 @@ def _bench(args) -> int:
             _emit([rec])
     if sys.stdout.isatty():
         _emit(records)
+        from .heaan import breakdown_table
+        for r in records:
+            if "breakdown_ms" in r:
+                print(breakdown_table(r))
     return 0
 
 
@@ -56,7 +61,7 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("bench", help="time an operation; JSON lines on a pipe, a table on a terminal")
-    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "all"])
+    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul", "all"])
     b.add_argument("--log-n", type=int, default=16)
     b.add_argument("--levels", type=int, default=24)
     b.add_argument("--dnum", type=int, default=3)
@@ -67,6 +72,9 @@ def main(argv=None) -> int:
     b.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many")
     b.add_argument("--prime-bits", type=int, default=49, help="prime size for ntt / intt (< 50: IFMA path)")
     b.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
+    b.add_argument("--log-q", type=int, default=1200, help="heaan-mul: logQ, the modulus of fresh ciphertexts")
+    b.add_argument("--log-p", type=int, default=30, help="heaan-mul: log of the rescaling factor p")
+    b.add_argument("--breakdown", action="store_true", help="heaan-mul: time per function (CRT, NTT, iNTT, iCRT, extra)")
     b.set_defaults(fn=_bench)
 
     i = sub.add_parser("info", help="version and CPU features")

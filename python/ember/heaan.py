@@ -1,0 +1,322 @@
+"""The non-RNS HEAAN scheme (Cheon-Kim-Kim-Song, HEAAN 2.1) accelerated as in paper 000.
+
+Ciphertexts are pairs of polynomials with big-integer coefficients modulo q = 2^log_q; a product is rescaled
+by p = 2^log_p with a rounded shift, so any log_p works and the depth is log_q / log_p. HE Mul runs as Fig. 2
+of the paper: CRT -> NTT -> pointwise -> iNTT -> iCRT for the tensor product (region 1) and for the key
+switching with the evaluation key Q s^2 modulo Q^2 (region 2).
+
+    import numpy as np
+    from ember import heaan
+    ctx = heaan.Context(log_n=16, log_q=1200, log_p=30, threads=2)   # the paper's parameters (80-bit, Table II)
+    keys = ctx.keygen(rotations=[1], conjugation=True)
+    x = np.random.uniform(0, 1, ctx.slots)
+    ct = ctx.encrypt(x, keys.public)
+    y = (ct * ct).rotate(1)                                           # * = HE Mul, relinearized and rescaled
+    print(np.abs(ctx.decrypt(y, keys.secret).real - np.roll(x * x, -1)).max())
+"""
+from __future__ import annotations
+
+import numbers
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, Optional
+
+import numpy as np
+
+from . import _ember
+
+_h = _ember.heaan
+
+__all__ = ["Params", "Context", "Ciphertext", "KeySet", "SecretKey", "SwitchKey", "max_log_q", "bench_mul"]
+
+SecretKey = _h.SecretKey
+SwitchKey = _h.SwitchKey
+max_log_q = _h.max_log_q
+
+
+def Params(log_n: int = 16, log_q: int = 1200, log_p: int = 30, *, hamming_weight: int = 64, sigma: float = 3.2,
+           prime_bits: int = 50, security: int = 80, insecure: bool = False):
+    """A validated parameter set (raises ValueError naming the parameter and its bound).
+
+    log_q is logQ, the modulus of fresh ciphertexts (keys live modulo Q^2); log_p the rescaling factor and
+    default scale; prime_bits the size of the CRT/NTT primes (50: below 2^50, the AVX-512 IFMA path; up to
+    60). security 80 checks logQ against Table II of paper 000 (HEAAN's estimate, which the paper's
+    N = 2^16, logQ = 1200 meets); 128 against the HE standard on log2(Q^2).
+    """
+    p = _h.ParamsCore()
+    p.log_n, p.log_q, p.log_p = log_n, log_q, log_p
+    p.hamming_weight, p.sigma, p.prime_bits = hamming_weight, sigma, prime_bits
+    p.security, p.insecure = security, insecure
+    p.validate()
+    return p
+
+
+@dataclass
+class KeySet:
+    """Keys from Context.keygen(): the secret key (never printed or pickled), the public (encryption) key,
+    the evaluation key of HE Mul and the rotation / conjugation keys by Galois element. The evaluation and
+    Galois keys are also registered on the context, so that the operators of Ciphertext find them."""
+    secret: SecretKey
+    public: SwitchKey
+    mult: SwitchKey
+    galois: Dict[int, SwitchKey] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"KeySet(secret=<hidden>, galois={sorted(self.galois)})"
+
+
+def _as_slots(values, slots: Optional[int], max_slots: int) -> np.ndarray:
+    v = np.atleast_1d(np.asarray(values, dtype=np.complex128)).ravel()
+    n = slots if slots is not None else 1 << max(0, int(np.ceil(np.log2(max(1, v.size)))))
+    if n < 1 or n > max_slots or n & (n - 1):
+        raise ValueError(f"the slot count must be a power of two in [1, {max_slots}], got {n}")
+    if v.size > n:
+        raise ValueError(f"{v.size} values do not fit in {n} slots")
+    if v.size < n:
+        v = np.concatenate([v, np.zeros(n - v.size, dtype=np.complex128)])
+    return np.ascontiguousarray(v)
+
+
+class Context:
+    """One HEAAN parameter set, its CRT/NTT primes and a thread pool (threads over coefficients for CRT and
+    iCRT, over primes for NTT and iNTT)."""
+
+    def __init__(self, log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int = 1, **kwargs):
+        params = kwargs.pop("params", None)
+        if params is None:
+            params = Params(log_n, log_q, log_p, **kwargs)
+        elif kwargs:
+            raise TypeError("pass either params= or the individual parameters")
+        if not isinstance(threads, numbers.Integral) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        self._core = _h.ContextCore(params, int(threads))
+        self._mult: Optional[SwitchKey] = None
+        self._galois: Dict[int, SwitchKey] = {}
+
+    # ---- properties ----
+    params = property(lambda self: self._core.params)
+    threads = property(lambda self: self._core.threads)
+    log_n = property(lambda self: self._core.params.log_n)
+    log_q = property(lambda self: self._core.params.log_q)
+    log_p = property(lambda self: self._core.params.log_p)
+    slots = property(lambda self: self._core.params.max_slots)
+    ifma = property(lambda self: self._core.ifma, doc="whether the CRT/iCRT/NTT kernels run on AVX-512 IFMA")
+
+    def primes(self, region: int, log_q: Optional[int] = None) -> int:
+        """np of region 1 (tensor product) or 2 (key switching) of HE Mul at modulus 2^log_q (Fig. 2)."""
+        lq = self.log_q if log_q is None else log_q
+        return self._core.primes_region1(lq) if region == 1 else self._core.primes_region2(lq)
+
+    def __repr__(self) -> str:
+        return f"ember.heaan.Context({self.params!r}, threads={self.threads})"
+
+    # ---- keys ----
+    def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False) -> KeySet:
+        """Secret (Hamming weight h), public, evaluation and Galois keys; the evaluation and Galois keys are
+        registered on this context."""
+        c = self._core
+        sk = c.gen_secret_key()
+        keys = KeySet(sk, c.gen_public_key(sk), c.gen_mult_key(sk))
+        for r in rotations:
+            g = c.galois_element(int(r))
+            if g != 1 and g not in keys.galois:
+                keys.galois[g] = c.gen_galois_key(sk, g)
+        if conjugation:
+            g = c.conjugation_element
+            keys.galois[g] = c.gen_galois_key(sk, g)
+        self.set_eval_keys(keys.mult, keys.galois)
+        return keys
+
+    def set_eval_keys(self, mult: Optional[SwitchKey] = None, galois: Optional[Dict[int, SwitchKey]] = None) -> None:
+        if mult is not None:
+            self._mult = mult
+        if galois:
+            self._galois.update(galois)
+
+    def galois_element(self, r: int) -> int:
+        return self._core.galois_element(int(r))
+
+    def _mult_key(self) -> SwitchKey:
+        if self._mult is None:
+            raise ValueError("cannot multiply: no evaluation key; call keygen() or set_eval_keys()")
+        return self._mult
+
+    def _galois_key(self, g: int, what: str) -> SwitchKey:
+        k = self._galois.get(g)
+        if k is None:
+            raise ValueError(f"cannot {what}: no key for the Galois element {g}; pass it to keygen()")
+        return k
+
+    # ---- encryption ----
+    def encrypt(self, values, public_key: SwitchKey, *, slots: Optional[int] = None, log_scale: Optional[int] = None,
+                log_q: Optional[int] = None) -> "Ciphertext":
+        """Encrypts values (real or complex, padded with zeros to a power of two of slots) at scale 2^log_scale
+        (default log_p) modulo 2^log_q (default logQ)."""
+        z = _as_slots(values, slots, self.slots)
+        ct = self._core.encrypt(z, public_key, int(log_scale or 0), int(log_q or 0))
+        return Ciphertext(self, ct)
+
+    def decrypt(self, ct: "Ciphertext", secret_key: SecretKey) -> np.ndarray:
+        """Decrypted and decoded slot values (complex128)."""
+        return self._core.decrypt(self._check(ct)._core, secret_key)
+
+    def _check(self, ct) -> "Ciphertext":
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected an ember.heaan.Ciphertext, got {type(ct).__name__}")
+        if ct._ctx is not self:
+            raise ValueError("the ciphertext belongs to another context")
+        return ct
+
+
+class Ciphertext:
+    """A HEAAN ciphertext modulo 2^log_q at scale 2^log_scale. Operators: + and - (ciphertexts, numbers or
+    arrays), * (ciphertext: HE Mul with relinearization, then a rescale by log_p; number: constant product,
+    then a rescale), unary -; methods mul (no rescale), rescale, rotate, conjugate, mod_down."""
+
+    def __init__(self, ctx: Context, core):
+        self._ctx, self._core = ctx, core
+
+    log_q = property(lambda self: self._core.log_q)
+    log_scale = property(lambda self: self._core.log_scale)
+    slots = property(lambda self: self._core.slots)
+    context = property(lambda self: self._ctx)
+
+    def __repr__(self) -> str:
+        return f"<ember.heaan.Ciphertext log_q={self.log_q} log_scale={self.log_scale} slots={self.slots}>"
+
+    def _wrap(self, core) -> "Ciphertext":
+        return Ciphertext(self._ctx, core)
+
+    def _plain(self, other) -> np.ndarray:
+        v = np.atleast_1d(np.asarray(other, dtype=np.complex128)).ravel()
+        if v.size not in (1, self.slots):
+            raise ValueError(f"cannot combine {v.size} values with a ciphertext of {self.slots} slots")
+        return np.ascontiguousarray(v)
+
+    def decrypt(self, secret_key: SecretKey) -> np.ndarray:
+        return self._ctx.decrypt(self, secret_key)
+
+    # ---- arithmetic ----
+    def __add__(self, other):
+        if isinstance(other, Ciphertext):
+            return self._wrap(self._ctx._core.add(self._core, self._ctx._check(other)._core))
+        return self._wrap(self._ctx._core.add_plain(self._core, self._plain(other)))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, Ciphertext):
+            return self._wrap(self._ctx._core.sub(self._core, self._ctx._check(other)._core))
+        return self._wrap(self._ctx._core.add_plain(self._core, -self._plain(other)))
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __neg__(self):
+        return self._wrap(self._ctx._core.negate(self._core))
+
+    def mul(self, other: "Ciphertext") -> "Ciphertext":
+        """HE Mul with relinearization, without rescaling: log_scale adds, log_q stays."""
+        c = self._ctx._core
+        other = self._ctx._check(other)
+        key = self._ctx._mult_key()
+        if other is self:
+            return self._wrap(c.square(self._core, key))
+        return self._wrap(c.mul(self._core, other._core, key))
+
+    def __mul__(self, other):
+        if isinstance(other, Ciphertext):
+            return self.mul(other).rescale()
+        if isinstance(other, numbers.Real):
+            return self._wrap(self._ctx._core.mul_const(self._core, float(other), 0)).rescale()
+        return NotImplemented
+
+    def __rmul__(self, other):
+        if isinstance(other, numbers.Real):
+            return self.__mul__(other)
+        return NotImplemented
+
+    def rescale(self, bits: Optional[int] = None) -> "Ciphertext":
+        """Divides by 2^bits (default log_p) with rounding: log_q and log_scale drop by bits."""
+        return self._wrap(self._ctx._core.rescale(self._core, int(bits or 0)))
+
+    def mod_down(self, log_q: int) -> "Ciphertext":
+        return self._wrap(self._ctx._core.mod_down(self._core, int(log_q)))
+
+    def rotate(self, r: int) -> "Ciphertext":
+        """Slots rotated left by r (X -> X^(5^r), then key switching)."""
+        g = self._ctx.galois_element(r)
+        if g == 1:
+            return self
+        return self._wrap(self._ctx._core.rotate(self._core, int(r), self._ctx._galois_key(g, f"rotate by {r}")))
+
+    def conjugate(self) -> "Ciphertext":
+        g = self._ctx._core.conjugation_element
+        return self._wrap(self._ctx._core.conjugate(self._core, self._ctx._galois_key(g, "conjugate")))
+
+
+# ---- benchmark ----------------------------------------------------------------------------------------------------
+
+_FUNCTIONS = (("CRT", "heaan_crt"), ("NTT", "heaan_ntt"), ("iNTT", "heaan_intt"), ("iCRT", "heaan_icrt"), ("extra", "heaan_extra"))
+
+
+def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int = 2, runs: int = 10, prime_bits: int = 50,
+              breakdown: bool = False, insecure: bool = False, progress=None) -> dict:
+    """HE Mul with relinearization, before rescaling (as paper 000 times it), on two fresh ciphertexts of
+    values in [0, 1]; precision_bits is -log2 of the largest error of the rescaled product against float64.
+
+    With breakdown=True the record holds the time per function (CRT, NTT, iNTT, iCRT, extra) like Table VII,
+    from the trace layer: each kernel's time summed over the threads, scaled so that the functions add up to
+    the measured wall time of HE Mul (runs of the trace pass, separate from the timed runs).
+    """
+    ctx = Context(log_n, log_q, log_p, threads, prime_bits=prime_bits, insecure=insecure)
+    c = ctx._core
+    sk = c.gen_secret_key()
+    pk = c.gen_public_key(sk)
+    evk = c.gen_mult_key(sk)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, ctx.slots)
+    y = rng.uniform(0, 1, ctx.slots)
+    cx = c.encrypt(np.ascontiguousarray(x, dtype=np.complex128), pk, 0, 0)
+    cy = c.encrypt(np.ascontiguousarray(y, dtype=np.complex128), pk, 0, 0)
+    c.bench_mul(cx, cy, evk, 1)  # warm-up: tables of iCRT, scratch buffers
+    ms = [t / 1e6 for t in c.bench_mul(cx, cy, evk, runs)]
+    prod = c.rescale(c.mul(cx, cy, evk), 0)
+    err = float(np.abs(c.decrypt(prod, sk) - x * y).max())
+    rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, threads=threads, backend="cpu", runs=runs,
+               median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
+               precision_bits=round(float(-np.log2(max(err, 2.0 ** -60))), 2),
+               prime_bits=prime_bits, ifma=ctx.ifma, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))
+    if breakdown:
+        rec["breakdown_ms"] = _breakdown(c, cx, cy, evk, runs)
+    return rec
+
+
+def _breakdown(c, cx, cy, evk, runs: int) -> dict:
+    _ember.trace_reset()
+    _ember.trace_enable()
+    try:
+        c.bench_mul(cx, cy, evk, runs)
+    finally:
+        _ember.trace_disable()
+    snap = _ember.trace_snapshot()
+    cpu = {name: snap.get(k, {}).get("ns", 0) / 1e6 / runs for name, k in _FUNCTIONS}
+    wall = snap.get("heaan_mul", {}).get("ns", 0) / 1e6 / runs
+    total_cpu = sum(cpu.values())
+    scale = wall / total_cpu if total_cpu else 0.0
+    out = {name: round(v * scale, 2) for name, v in cpu.items()}
+    out["total"] = round(wall, 2)
+    out["cpu_ms"] = {name: round(v, 2) for name, v in cpu.items()}
+    return out
+
+
+def breakdown_table(rec: dict) -> str:
+    """Table VII-style text table of a bench record with breakdown_ms."""
+    b = rec["breakdown_ms"]
+    lines = [f"HE Mul breakdown (N = 2^{rec['log_n']}, logQ = {rec['log_q']}, logp = {rec['log_p']}, {rec['threads']} threads)",
+             f"{'function':<10}{'ms':>10}{'share':>9}"]
+    for name, _ in _FUNCTIONS:
+        lines.append(f"{name:<10}{b[name]:>10.2f}{100 * b[name] / b['total'] if b['total'] else 0:>8.1f}%")
+    lines.append(f"{'total':<10}{b['total']:>10.2f}")
+    return "\n".join(lines)
