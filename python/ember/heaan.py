@@ -36,13 +36,14 @@ max_log_q = _h.max_log_q
 
 
 def Params(log_n: int = 16, log_q: int = 1200, log_p: int = 30, *, hamming_weight: int = 64, sigma: float = 3.2,
-           prime_bits: int = 50, security: int = 80, insecure: bool = False):
+           prime_bits: int = 50, security: int = 128, insecure: bool = False):
     """A validated parameter set (raises ValueError naming the parameter and its bound).
 
     log_q is logQ, the modulus of fresh ciphertexts (keys live modulo Q^2); log_p the rescaling factor and
     default scale; prime_bits the size of the CRT/NTT primes (50: below 2^50, the AVX-512 IFMA path; up to
-    60). security 80 checks logQ against Table II of paper 000 (HEAAN's estimate, which the paper's
-    N = 2^16, logQ = 1200 meets); 128 against the HE standard on log2(Q^2).
+    60). security 128 (the default) checks log2(Q^2) against the HE standard, which the paper's
+    N = 2^16, logQ = 1200 does not meet; security=80 opts in to Table II of paper 000 (HEAAN's own
+    estimate, which it meets), as the paper does.
     """
     p = _h.ParamsCore()
     p.log_n, p.log_q, p.log_p = log_n, log_q, log_p
@@ -270,7 +271,9 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
     from the trace layer: each kernel's time summed over the threads, scaled so that the functions add up to
     the measured wall time of HE Mul (runs of the trace pass, separate from the timed runs).
     """
-    ctx = Context(log_n, log_q, log_p, threads, prime_bits=prime_bits, insecure=insecure)
+    # The paper's parameters meet only its own 80-bit estimate (Table II of 000): the benchmark reproduces
+    # the paper's setting, so it opts in to that level explicitly and says so in its record.
+    ctx = Context(log_n, log_q, log_p, threads, prime_bits=prime_bits, security=80, insecure=insecure)
     c = ctx._core
     sk = c.gen_secret_key()
     pk = c.gen_public_key(sk)
@@ -284,7 +287,7 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
     ms = [t / 1e6 for t in c.bench_mul(cx, cy, evk, runs)]
     prod = c.rescale(c.mul(cx, cy, evk), 0)
     err = float(np.abs(c.decrypt(prod, sk) - x * y).max())
-    rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, threads=threads, backend="cpu", runs=runs,
+    rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, security_bits=80, threads=threads, backend="cpu", runs=runs,
                median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
                precision_bits=round(float(-np.log2(max(err, 2.0 ** -60))), 2),
                prime_bits=prime_bits, ifma=ctx.ifma, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))

@@ -85,6 +85,9 @@ TEST(HeaanParams, DefaultsArePaper) {
     EXPECT_EQ(p.log_q, 1200);
     EXPECT_EQ(p.log_p, 30);
     EXPECT_EQ(p.depth(), 40);
+    // The paper's set meets only its own 80-bit estimate: refused by default, accepted on opt-in.
+    EXPECT_THROW(p.validate(), std::invalid_argument);
+    p.security = 80;
     EXPECT_NO_THROW(p.validate());
 }
 
@@ -94,12 +97,12 @@ TEST(HeaanParams, RejectsWithReasons) {
         return std::string();
     };
     Params p;
+    p.security = 80;
     p.log_q = 1300;
     EXPECT_NE(msg(p).find("80-bit bound of 1200"), std::string::npos) << msg(p);
     p.insecure = true;
     EXPECT_EQ(msg(p), "");
     p = Params();
-    p.security = 128;
     EXPECT_NE(msg(p).find("128-bit bound"), std::string::npos) << msg(p);
     p = Params();
     p.log_p = 1200;

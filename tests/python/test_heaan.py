@@ -43,14 +43,16 @@ def rng():
 
 
 def test_params_defaults_are_the_papers():
-    p = heaan.Params()
+    with pytest.raises(ValueError, match="128-bit bound"):  # the paper's set is refused by default
+        heaan.Params()
+    p = heaan.Params(security=80)
     assert (p.log_n, p.log_q, p.log_p, p.depth) == (16, 1200, 30, 40)
     assert p.hamming_weight == 64
 
 
 @pytest.mark.parametrize("kwargs, needle", [
-    (dict(log_q=1300), "80-bit bound of 1200"),
-    (dict(security=128), "128-bit bound"),
+    (dict(log_q=1300, security=80), "80-bit bound of 1200"),
+    (dict(), "128-bit bound"),
     (dict(log_p=1200), "log_p"),
     (dict(prime_bits=61), "prime_bits"),
     (dict(log_n=2), "log_n"),
@@ -195,7 +197,7 @@ def test_bench_record_small():
 @pytest.mark.slow
 def test_paper_parameters_precision():
     """N = 2^16, logQ = 1200, logp = 30: HE Mul precision at least reference HEAAN's (about 2^-13.5)."""
-    ctx = heaan.Context(16, 1200, 30, threads=2)
+    ctx = heaan.Context(16, 1200, 30, threads=2, security=80)  # the paper's own 80-bit estimate
     keys = ctx.keygen(rotations=[1])
     rng = np.random.default_rng(7)
     x, y = rng.uniform(0, 1, (2, ctx.slots))
