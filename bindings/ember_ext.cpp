@@ -3,6 +3,8 @@
 // Long operations release the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+
+#include "convert.hpp"
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
@@ -31,16 +33,10 @@ void bind_circuits(nb::module_& m);
 
 namespace {
 
-using CArray = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using OutArray = nb::ndarray<nb::numpy, std::complex<double>, nb::ndim<1>>;
-
-std::vector<cplx> to_vec(const CArray& a) { return std::vector<cplx>(a.data(), a.data() + a.shape(0)); }
-
-OutArray to_numpy(std::vector<cplx>&& v) {
-    auto* heap = new std::vector<cplx>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<cplx>*>(p); });
-    return OutArray(heap->data(), {heap->size()}, owner);
-}
+using bind::CArray;
+using bind::OutArray;
+using bind::to_numpy;
+using bind::to_vec;
 
 /// A context with its evaluator and the evaluation keys registered on it.
 struct ContextCore {

@@ -2,6 +2,8 @@
 // vectors) and error mapping only; the user-facing API is python/ember/heaan.py. Long calls release the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+
+#include "convert.hpp"
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -23,16 +25,10 @@ using namespace ember;
 using HCtx = heaan::Context;
 using heaan::cplx;
 
-using CArray = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using OutArray = nb::ndarray<nb::numpy, std::complex<double>, nb::ndim<1>>;
-
-std::vector<cplx> to_vec(const CArray& a) { return std::vector<cplx>(a.data(), a.data() + a.shape(0)); }
-
-OutArray to_numpy(std::vector<cplx>&& v) {
-    auto* heap = new std::vector<cplx>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<cplx>*>(p); });
-    return OutArray(heap->data(), {heap->size()}, owner);
-}
+using bind::CArray;
+using bind::OutArray;
+using bind::to_numpy;
+using bind::to_vec;
 
 using Ct = heaan::Ciphertext;
 using CtPtr = std::shared_ptr<Ct>;
