@@ -1,6 +1,7 @@
 // NTT tables, the scalar reference transforms and the run-time dispatch to the vector kernels.
 #include "math/ntt.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 #include <stdexcept>
@@ -77,6 +78,49 @@ NttTables::NttTables(std::size_t n_, const Modulus& q_) {
         }
         n_inv_shoup52 = shoup52(n_inv, q);
         ipsi1_ninv_shoup52 = shoup52(ipsi1_ninv, q);
+    }
+
+    if (n >= 64) {
+        const bool ifma = q < kIfmaBound;
+        const std::size_t groups = n / 16, quads = groups / 4;
+        quad_fwd.resize(quads);
+        quad_inv.resize(quads);
+        if (ifma) {
+            quad_fwd52.resize(quads);
+            quad_inv52.resize(quads);
+        }
+        auto put = [&](std::size_t h, const std::vector<u64>& w, TailQuad& o64, TailQuad* o52) {
+            for (int i = 0; i < 4; ++i) {
+                const u64 a0 = w[groups + 4 * h + i];
+                o64.a0[i] = a0, o64.a0p[i] = mod.shoup(a0);
+                if (o52) o52->a0[i] = a0, o52->a0p[i] = shoup52(a0, q);
+            }
+            for (int j = 1; j <= 3; ++j) {
+                const u64 c = w[(groups << j) + ((4 * h) << j)];
+                o64.c[2 * j - 2] = c, o64.c[2 * j - 1] = mod.shoup(c);
+                if (o52) o52->c[2 * j - 2] = c, o52->c[2 * j - 1] = shoup52(c, q);
+            }
+        };
+        for (std::size_t h = 0; h < quads; ++h) {
+            put(h, psi_rev, quad_fwd[h], ifma ? &quad_fwd52[h] : nullptr);
+            put(h, ipsi_rev, quad_inv[h], ifma ? &quad_inv52[h] : nullptr);
+        }
+        auto econst = [&](const std::vector<u64>& w, TailConsts& o64, TailConsts* o52) {
+            for (int j = 1; j <= 3; ++j) {
+                const std::size_t m = groups << j;
+                const u64 inv_wm = mod.inv(w[m]);
+                for (int i = 0; i < 4; ++i) {
+                    for (int lane = 0; lane < 8; ++lane) {
+                        const std::size_t l = static_cast<std::size_t>(lane) & ((std::size_t(1) << j) - 1);
+                        const u64 e = mod.mul(w[m + (static_cast<std::size_t>(i) << j) + l], inv_wm);
+                        o64.w[j - 1][i][lane] = e, o64.wp[j - 1][i][lane] = mod.shoup(e);
+                        if (o52) o52->w[j - 1][i][lane] = e, o52->wp[j - 1][i][lane] = shoup52(e, q);
+                    }
+                }
+            }
+        };
+        econst(psi_rev, econst_fwd, ifma ? &econst_fwd52 : nullptr);
+        econst(ipsi_rev, econst_inv, ifma ? &econst_inv52 : nullptr);
     }
 }
 
@@ -175,20 +219,46 @@ const char* ntt_path(const NttTables& t) {
     }
 }
 
-void ntt_forward(u64* a, const NttTables& t) {
-    switch (choose(t)) {
-        case Path::kIfma: detail::ntt_forward_ifma(a, t); break;
-        case Path::kAvx512: detail::ntt_forward_avx512(a, t); break;
-        default: ntt_forward_scalar(a, t); break;
-    }
+void ntt_forward(u64* a, const NttTables& t) { ntt_forward(a, t, nullptr, nullptr); }
+void ntt_inverse(u64* a, const NttTables& t) { ntt_inverse(a, t, nullptr, nullptr); }
+
+namespace detail {
+
+NttPrefetch::NttPrefetch(const void* p, std::size_t bytes) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(63);
+    cur_ = reinterpret_cast<const char*>(a);
+    end_ = static_cast<const char*>(p) + bytes;
+    lines_ = (reinterpret_cast<std::uintptr_t>(end_) - a + 63) / 64;
 }
 
-void ntt_inverse(u64* a, const NttTables& t) {
-    switch (choose(t)) {
-        case Path::kIfma: detail::ntt_inverse_ifma(a, t); break;
-        case Path::kAvx512: detail::ntt_inverse_avx512(a, t); break;
-        default: ntt_inverse_scalar(a, t); break;
-    }
+Twiddles pick_twiddles(const NttTables& t, bool inverse) {
+    thread_local const NttTables* last[2] = {nullptr, nullptr};
+    const NttTables*& l = last[inverse ? 1 : 0];
+    const bool hot = l == &t;
+    l = &t;
+    return hot ? Twiddles::kFull : Twiddles::kCompact;
+}
+
+}  // namespace detail
+
+void ntt_forward(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) {
+    const Path path = choose(t);
+    if (path == Path::kScalar) { ntt_forward_scalar(a, t); return; }
+    detail::NttPrefetch pf(next, next && next_t ? next_t->n * sizeof(u64) : 0);
+    detail::NttPrefetch* ppf = next && next_t ? &pf : nullptr;
+    const detail::Twiddles tw = detail::pick_twiddles(t, false);
+    if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
+    else detail::ntt_forward_avx512(a, t, ppf, tw);
+}
+
+void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) {
+    const Path path = choose(t);
+    if (path == Path::kScalar) { ntt_inverse_scalar(a, t); return; }
+    detail::NttPrefetch pf(next, next && next_t ? next_t->n * sizeof(u64) : 0);
+    detail::NttPrefetch* ppf = next && next_t ? &pf : nullptr;
+    const detail::Twiddles tw = detail::pick_twiddles(t, true);
+    if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
+    else detail::ntt_inverse_avx512(a, t, ppf, tw);
 }
 
 std::uint64_t ntt_mod_mul_count(const NttTables& t, bool inverse) {

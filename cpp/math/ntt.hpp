@@ -36,6 +36,29 @@ struct NttTables {
     // Gentleman-Sande stage (whose only twiddle is ipsi_rev[1]).
     u64 ipsi1_ninv = 0, ipsi1_ninv_shoup = 0, ipsi1_ninv_shoup52 = 0;
 
+    // Compact twiddles of the four in-register stages (distance t = 8, 4, 2, 1) of the vector kernels, filled
+    // when n >= 64. The stage t = 8 >> j (m = (n/16) 2^j butterfly groups) takes, for the 16-coefficient group
+    // g = 4h + i and the position l < 2^j in it, the twiddle
+    //     psi_rev[m + 2^j g + l] = C_j(h) * E_j(i, l),   C_j(h) = psi_rev[m + 2^j 4h],
+    //                                                     E_j(i, l) = psi_rev[m + 2^j i + l] / psi_rev[m]
+    // (psi_rev[m + k] = psi^(brv(m + k)) factors over the bits of k; the same holds for ipsi_rev). The kernels
+    // work on four groups side by side (a "quad"): they multiply Y by the constant vector E_j(i, .) (from a 1.5 KiB
+    // table that stays in L1), then by the quad's C_j, and read stage t = 8's own twiddles A_0(g) = psi_rev[n/16 + g]
+    // directly. A transform then streams 112 bytes of twiddles per quad instead of 30 words per group: at
+    // n = 2^16, 176 KiB (these plus the n/16 twiddles of the passes over memory) instead of 1 MiB. Out of L2, in a
+    // pipeline over many primes, those bytes come from L3 or DRAM, and they dominated the transform.
+    struct TailQuad {
+        u64 a0[4], a0p[4];  // A_0(4h + i) and companions
+        u64 c[6];           // C_1, C_1', C_2, C_2', C_3, C_3'
+    };
+    struct TailConsts {                 // E_j(i, .) for j = 1, 2, 3 as vectors in the lane layouts S1, S2, S3 of
+        alignas(64) u64 w[3][4][8];     // the kernels (lane L holds position l = L mod 2^j)
+        alignas(64) u64 wp[3][4][8];
+    };
+    std::vector<TailQuad> quad_fwd, quad_inv;      // 64-bit Shoup companions (AVX-512F path)
+    std::vector<TailQuad> quad_fwd52, quad_inv52;  // 52-bit companions (IFMA path; q < 2^50 only)
+    TailConsts econst_fwd{}, econst_inv{}, econst_fwd52{}, econst_inv52{};
+
     NttTables() = default;
     /// n a power of two in [2^1, 2^17], q prime with q = 1 mod 2n and q < 2^61.
     NttTables(std::size_t n, const Modulus& q);
@@ -44,6 +67,10 @@ struct NttTables {
 /// In-place forward / inverse transform of one limb, dispatching at run time to IFMA, AVX-512F or scalar.
 void ntt_forward(u64* a, const NttTables& t);
 void ntt_inverse(u64* a, const NttTables& t);
+/// The same transform of `a`, which meanwhile prefetches into L2 the limb `next` (over the prime of `next_t`) that
+/// the caller will transform next, in the same direction, on this thread. Same results; `next` may be null.
+void ntt_forward(u64* a, const NttTables& t, const u64* next, const NttTables* next_t);
+void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* next_t);
 
 /// The scalar reference paths (always available; the fast paths are tested against them).
 void ntt_forward_scalar(u64* a, const NttTables& t);

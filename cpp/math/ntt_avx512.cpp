@@ -15,7 +15,9 @@
 //
 // The schedule (radix-4 passes, L1 blocking, the in-register stages on 16-coefficient groups, interleaving)
 // is the same as the IFMA kernel's, see math/ntt_ifma.cpp. At N = 2^16 and a 60-bit prime this path is about
-// 2.5x faster than the scalar one on Sapphire Rapids, so ntt_forward / ntt_inverse dispatch to it.
+// 2.5x faster than the scalar one on Sapphire Rapids, so ntt_forward / ntt_inverse dispatch to it. The two twiddle
+// layouts of the in-register stages (full tables, or the compact NttTables::TailQuad with one product more per
+// vector pair in three stages) are those of the IFMA kernel too.
 // GCC 12 reports false (maybe-)uninitialized positives inside the AVX-512 intrinsic headers (_mm512_undefined_*).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -260,9 +262,10 @@ void fwd_radix2(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
     }
 }
 
-/// Stages t = 8, 4, 2, 1 on the groups [g0, g1) of 16 coefficients; outputs in [0, q).
-/// G groups are processed side by side: one group is a long dependency chain (about 70 cycles), and the
-/// scheduler only finds enough independent work when the chains are interleaved in the instruction stream.
+/// Stages t = 8, 4, 2, 1 on the groups [g0, g1) of 16 coefficients; outputs in [0, q), twiddles from the full
+/// tables (Twiddles::kFull, and always for N < 64). G groups are processed side by side: one group is a long
+/// dependency chain (about 70 cycles), and the scheduler only finds enough independent work when the chains are
+/// interleaved in the instruction stream.
 template <int G>
 inline void fwd_tail16_step(u64* a, std::size_t n, std::size_t g, const u64* w, const u64* wp, const Consts& k,
                             const Perm& rot) {
@@ -285,20 +288,68 @@ inline void fwd_tail16_step(u64* a, std::size_t n, std::size_t g, const u64* w, 
     for (int i = 0; i < G; ++i) st(a + 16 * (g + i), x[i]), st(a + 16 * (g + i) + 8, y[i]);
 }
 
-void fwd_tail16(u64* a, std::size_t n, std::size_t g0, std::size_t g1, const u64* w, const u64* wp, const Consts& kk) {
-    const Consts k = kk;  // a local copy stays in registers (stores through u64* may alias kk)
+static_assert(kTailGroups == 4, "the compact twiddle tables are laid out for quads of groups");
+
+/// The same on the quad of groups 4h .. 4h + 3 with the compact tables: stage t = 8 >> j (j >= 1) multiplies Y
+/// by the constant E_j(i, .) of group 4h + i (raw, below 4q), then by the quad's C_j (see ntt_ifma.cpp).
+inline void fwd_tail16_quad(u64* a, std::size_t h, const NttTables::TailQuad& tq, const NttTables::TailConsts& ec,
+                            const Consts& k, const Perm& rot) {
+    constexpr int G = 4;
+    u64* p = a + 64 * h;
+    V x[G], y[G];
+    for (int i = 0; i < G; ++i) x[i] = ld(p + 16 * i), y[i] = ld(p + 16 * i + 8);
+    for (int i = 0; i < G; ++i) fwd_c(x[i], y[i], Tw(bc(tq.a0[i]), bc(tq.a0p[i])), k);
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) x[i] = reduce(x[i], k.q2), y[i] = mul_raw(y[i], Tw(ld(ec.w[0][i]), ld(ec.wp[0][i])), k);
+    {
+        const Tw c(bc(tq.c[0]), bc(tq.c[1]));
+        for (int i = 0; i < G; ++i) fwd_c(x[i], y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) x[i] = reduce(x[i], k.q2), y[i] = mul_raw(y[i], Tw(ld(ec.w[1][i]), ld(ec.wp[1][i])), k);
+    {
+        const Tw c(bc(tq.c[2]), bc(tq.c[3]));
+        for (int i = 0; i < G; ++i) fwd_c(x[i], y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) y[i] = mul_raw(y[i], Tw(ld(ec.w[2][i]), ld(ec.wp[2][i])), k);
+    {
+        const Tw c(bc(tq.c[4]), bc(tq.c[5]));
+        for (int i = 0; i < G; ++i) fwd_last(x[i], y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) st(p + 16 * i, x[i]), st(p + 16 * i + 8, y[i]);
+}
+
+void fwd_tail16(u64* a, std::size_t g0, std::size_t g1, const NttTables& tb, const Consts& kk, NttPrefetch* pf,
+                Twiddles tw) {
+    const Consts k = kk;  // local copies stay in registers (stores through u64* may alias kk)
     // N -> S1 -> S2 -> S3 -> N: each step rotates the four index bits of the layout by one, the same permutation
     const Perm rot(0, 1);
-    std::size_t g = g0;
-    for (; g + kTailGroups <= g1; g += kTailGroups) fwd_tail16_step<kTailGroups>(a, n, g, w, wp, k, rot);
-    for (; g < g1; ++g) fwd_tail16_step<1>(a, n, g, w, wp, k, rot);
+    const std::size_t n = tb.n;  // a local copy: stores through u64* may alias tb.n
+    if (tw == Twiddles::kFull || n < 64) {
+        const u64 *w = tb.psi_rev.data(), *wp = tb.psi_rev_shoup.data();
+        std::size_t g = g0;
+        for (; g + kTailGroups <= g1; g += kTailGroups) {
+            fwd_tail16_step<kTailGroups>(a, n, g, w, wp, k, rot);
+            if (pf) pf->step();
+        }
+        for (; g < g1; ++g) fwd_tail16_step<1>(a, n, g, w, wp, k, rot);
+        return;
+    }
+    const NttTables::TailQuad* tq = tb.quad_fwd.data();
+    for (std::size_t h = g0 / 4; h < g1 / 4; ++h) {  // g0, g1 are multiples of 4 for N >= 64
+        fwd_tail16_quad(a, h, tq[h], tb.econst_fwd, k, rot);
+        if (pf) pf->step();
+    }
 }
 
 // ---- inverse passes --------------------------------------------------------------------------------------------
 
 
-/// Stages t = 1, 2, 4, 8 on the groups [g0, g1) of 16 coefficients (inputs in [0, q)), G groups side by side.
-/// When N = 16 the stage t = 8 is the last one and includes the N^-1 factor.
+/// Stages t = 1, 2, 4, 8 on the groups [g0, g1) of 16 coefficients (inputs in [0, q)), G groups side by side,
+/// twiddles from the full tables (kFull; always for N < 64). When N = 16 the stage t = 8 is the last one and
+/// includes the N^-1 factor.
 template <bool Last, int G>
 inline void inv_head16_step(u64* a, std::size_t n, std::size_t g, const u64* w, const u64* wp, const Consts& k,
                             const LastConsts& lc, const Perm& rot) {
@@ -322,21 +373,58 @@ inline void inv_head16_step(u64* a, std::size_t n, std::size_t g, const u64* w, 
     for (int i = 0; i < G; ++i) st(a + 16 * (g + i), x[i]), st(a + 16 * (g + i) + 8, y[i]);
 }
 
+/// The same on the quad of groups 4h .. 4h + 3 with the compact tables (N >= 64, so never the last stage).
+inline void inv_head16_quad(u64* a, std::size_t h, const NttTables::TailQuad& tq, const NttTables::TailConsts& ec,
+                            const Consts& k, const Perm& rot) {
+    constexpr int G = 4;
+    u64* p = a + 64 * h;
+    V x[G], y[G];
+    for (int i = 0; i < G; ++i) x[i] = ld(p + 16 * i), y[i] = ld(p + 16 * i + 8);
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) inv_first(x[i], y[i], Tw(ld(ec.w[2][i]), ld(ec.wp[2][i])), k);
+    {
+        const Tw c(bc(tq.c[4]), bc(tq.c[5]));
+        for (int i = 0; i < G; ++i) y[i] = mul_raw(y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) inv_b(x[i], y[i], Tw(ld(ec.w[1][i]), ld(ec.wp[1][i])), k);
+    {
+        const Tw c(bc(tq.c[2]), bc(tq.c[3]));
+        for (int i = 0; i < G; ++i) y[i] = mul_raw(y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) inv_b(x[i], y[i], Tw(ld(ec.w[0][i]), ld(ec.wp[0][i])), k);
+    {
+        const Tw c(bc(tq.c[0]), bc(tq.c[1]));
+        for (int i = 0; i < G; ++i) y[i] = mul_raw(y[i], c, k);
+    }
+    for (int i = 0; i < G; ++i) rot.apply(x[i], y[i]);
+    for (int i = 0; i < G; ++i) inv_b(x[i], y[i], Tw(bc(tq.a0[i]), bc(tq.a0p[i])), k);
+    for (int i = 0; i < G; ++i) st(p + 16 * i, x[i]), st(p + 16 * i + 8, y[i]);
+}
+
 template <bool Last>
-void inv_head16(u64* a, std::size_t n, std::size_t g0, std::size_t g1, const u64* w, const u64* wp, const Consts& kk,
-                const LastConsts& lcc) {
+void inv_head16(u64* a, std::size_t g0, std::size_t g1, const NttTables& tb, const Consts& kk, const LastConsts& lcc,
+                Twiddles tw) {
     const Consts k = kk;  // local copies stay in registers (stores through u64* may alias kk, lcc)
     const LastConsts lc = lcc;
     const Perm rot(1, 0);  // N -> S3 -> S2 -> S1 -> N, each step the same bit rotation
-    std::size_t g = g0;
-    for (; g + kTailGroups <= g1; g += kTailGroups) inv_head16_step<Last, kTailGroups>(a, n, g, w, wp, k, lc, rot);
-    for (; g < g1; ++g) inv_head16_step<Last, 1>(a, n, g, w, wp, k, lc, rot);
+    const std::size_t n = tb.n;  // a local copy: stores through u64* may alias tb.n
+    if (tw == Twiddles::kFull || n < 64) {
+        const u64 *w = tb.ipsi_rev.data(), *wp = tb.ipsi_rev_shoup.data();
+        std::size_t g = g0;
+        for (; g + kTailGroups <= g1; g += kTailGroups) inv_head16_step<Last, kTailGroups>(a, n, g, w, wp, k, lc, rot);
+        for (; g < g1; ++g) inv_head16_step<Last, 1>(a, n, g, w, wp, k, lc, rot);
+        return;
+    }
+    const NttTables::TailQuad* tq = tb.quad_inv.data();
+    for (std::size_t h = g0 / 4; h < g1 / 4; ++h) inv_head16_quad(a, h, tq[h], tb.econst_inv, k, rot);
 }
 
 /// One stage of distance t >= 16 on the blocks [i0, i1) of size 2t (Last: t = N/2, with N^-1).
-template <bool Last>
+template <bool Last, bool Pf>
 void inv_radix2(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_t i1, const u64* w, const u64* wp,
-                const Consts& kk, const LastConsts& lcc) {
+                const Consts& kk, const LastConsts& lcc, NttPrefetch* pf) {
     const Consts k = kk;  // local copies stay in registers (stores through u64* may alias kk, lcc)
     const LastConsts lc = lcc;
     const std::size_t m = n / (2 * t), h = t / 2;
@@ -349,14 +437,15 @@ void inv_radix2(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
             else if (j < h) inv_a(x, y, w1, k);
             else inv_b(x, y, w1, k);
             st(p + j, x), st(p + j + t, y);
+            if constexpr (Pf) pf->step();
         }
     }
 }
 
 /// Stages of distance t and 2t (t >= 16) on the blocks [i0, i1) of size 4t (Last: 2t = N/2, with N^-1).
-template <bool Last>
+template <bool Last, bool Pf>
 void inv_radix4(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_t i1, const u64* w, const u64* wp,
-                const Consts& kk, const LastConsts& lcc) {
+                const Consts& kk, const LastConsts& lcc, NttPrefetch* pf) {
     const Consts k = kk;  // local copies stay in registers (stores through u64* may alias kk, lcc)
     const LastConsts lc = lcc;
     const std::size_t m = n / (2 * t), h = t / 2;
@@ -389,6 +478,7 @@ void inv_radix4(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
             }
             st(p0, x0), st(p0 + t, x1), st(p0 + 2 * t, x2), st(p0 + 3 * t, x3);
             st(p1, y0), st(p1 + t, y1), st(p1 + 2 * t, y2), st(p1 + 3 * t, y3);
+            if constexpr (Pf) pf->step();
         }
     }
 }
@@ -403,6 +493,10 @@ struct Pass {
 }  // namespace
 
 void ntt_forward_avx512(u64* a, const NttTables& tb) {
+    ntt_forward_avx512(a, tb, nullptr, pick_twiddles(tb, false));
+}
+
+void ntt_forward_avx512(u64* a, const NttTables& tb, NttPrefetch* pf, Twiddles tw) {
     const std::size_t n = tb.n;
     if (n < 16) { ntt_forward_scalar(a, tb); return; }
     const Consts k(tb.mod.q);
@@ -417,6 +511,7 @@ void ntt_forward_avx512(u64* a, const NttTables& tb) {
     for (; t >= 32; t /= 4) passes[np++] = {t, 4, 2 * t};
 
     const std::size_t blk = std::min(n, kBlock);
+    if (pf) pf->plan(n / (16 * kTailGroups));  // one step per interleaved step of the in-register stages
     int p = 0;
     for (; p < np && passes[p].span > blk; ++p) {  // wide passes: sweep the whole array
         const Pass& ps = passes[p];
@@ -431,18 +526,22 @@ void ntt_forward_avx512(u64* a, const NttTables& tb) {
             if (ps.radix == 2) fwd_radix2(a, n, ps.t, i0, i1, w, wp, k);
             else fwd_radix4(a, n, ps.t, i0, i1, w, wp, k);
         }
-        fwd_tail16(a, n, b / 16, (b + blk) / 16, w, wp, k);
+        fwd_tail16(a, b / 16, (b + blk) / 16, tb, k, pf, tw);
     }
 }
 
 void ntt_inverse_avx512(u64* a, const NttTables& tb) {
+    ntt_inverse_avx512(a, tb, nullptr, pick_twiddles(tb, true));
+}
+
+void ntt_inverse_avx512(u64* a, const NttTables& tb, NttPrefetch* pf, Twiddles tw) {
     const std::size_t n = tb.n;
     if (n < 16) { ntt_inverse_scalar(a, tb); return; }
     const Consts k(tb.mod.q);
     const LastConsts lc(tb);
     const u64* w = tb.ipsi_rev.data();
     const u64* wp = tb.ipsi_rev_shoup.data();
-    if (n == 16) { inv_head16<true>(a, n, 0, 1, w, wp, k, lc); return; }
+    if (n == 16) { inv_head16<true>(a, 0, 1, tb, k, lc, tw); return; }
 
     // stages of distance 16 .. n/2, narrowest first: one radix-2 if their count is odd, then radix-4 pairs
     std::array<Pass, 16> passes{};
@@ -451,23 +550,39 @@ void ntt_inverse_avx512(u64* a, const NttTables& tb) {
     if ((tb.log_n - 4) & 1) { passes[np++] = {t, 2, 2 * t}; t *= 2; }
     for (; t < n / 2; t *= 4) passes[np++] = {t, 4, 4 * t};
 
-    auto run = [&](const Pass& ps, std::size_t i0, std::size_t i1, bool last) {
-        if (ps.radix == 2) {
-            if (last) inv_radix2<true>(a, n, ps.t, i0, i1, w, wp, k, lc);
-            else inv_radix2<false>(a, n, ps.t, i0, i1, w, wp, k, lc);
+    auto run = [&](const Pass& ps, std::size_t i0, std::size_t i1, bool last, NttPrefetch* f) {
+        if (f) {
+            if (ps.radix == 2) {
+                if (last) inv_radix2<true, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+                else inv_radix2<false, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+            } else {
+                if (last) inv_radix4<true, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+                else inv_radix4<false, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+            }
+        } else if (ps.radix == 2) {
+            if (last) inv_radix2<true, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+            else inv_radix2<false, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
         } else {
-            if (last) inv_radix4<true>(a, n, ps.t, i0, i1, w, wp, k, lc);
-            else inv_radix4<false>(a, n, ps.t, i0, i1, w, wp, k, lc);
+            if (last) inv_radix4<true, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
+            else inv_radix4<false, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
         }
     };
     const std::size_t blk = std::min(n, kBlock);
     int p = 0;
     while (p < np && passes[p].span <= blk) ++p;  // passes [0, p) run inside L1 blocks
-    for (std::size_t b = 0; b < n; b += blk) {
-        inv_head16<false>(a, n, b / 16, (b + blk) / 16, w, wp, k, lc);
-        for (int r = 0; r < p; ++r) run(passes[r], b / passes[r].span, (b + blk) / passes[r].span, r == np - 1);
+    // the wide passes at the end work on data in L2: prefetch for the next transform there (one step per
+    // inner iteration: n/16 per radix-2 pass, n/64 per radix-4 pass)
+    if (pf) {
+        std::size_t steps = 0;
+        for (int r = p; r < np; ++r) steps += passes[r].radix == 2 ? n / 16 : n / 64;
+        pf->plan(steps);
     }
-    for (int r = p; r < np; ++r) run(passes[r], 0, n / passes[r].span, r == np - 1);
+    for (std::size_t b = 0; b < n; b += blk) {
+        inv_head16<false>(a, b / 16, (b + blk) / 16, tb, k, lc, tw);
+        for (int r = 0; r < p; ++r)
+            run(passes[r], b / passes[r].span, (b + blk) / passes[r].span, r == np - 1, nullptr);
+    }
+    for (int r = p; r < np; ++r) run(passes[r], 0, n / passes[r].span, r == np - 1, pf);
 }
 
 }  // namespace ember::detail

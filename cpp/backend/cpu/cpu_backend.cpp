@@ -1,5 +1,7 @@
 // CPU backend: limb-parallel kernels over a thread pool, element-wise work in math/vec_ops and the NTT
 // in math/ntt (both dispatch to IFMA / AVX-512 / scalar code by CPUID).
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -70,12 +72,12 @@ public:
 
     void ntt_forward(Limbs x) override {
         trace::Scope s("ntt_forward");
-        pool_.parallel_for(x.size(), [&](std::size_t l) { ember::ntt_forward(x[l].data, *x[l].table); });
+        transform<false>(x);
         if (s.on()) count_ntt(s.c, x, false);
     }
     void ntt_inverse(Limbs x) override {
         trace::Scope s("ntt_inverse");
-        pool_.parallel_for(x.size(), [&](std::size_t l) { ember::ntt_inverse(x[l].data, *x[l].table); });
+        transform<true>(x);
         if (s.on()) count_ntt(s.c, x, true);
     }
 
@@ -196,6 +198,34 @@ public:
     }
 
 private:
+    /// Transforms every limb. Each thread claims its next limb before it starts on the current one and hands
+    /// it to the kernel, which prefetches that limb into L2 while it computes (in a pipeline the limb was just
+    /// written by another kernel and is not in L2). Limbs on the 64-bit path (about 2.5x the IFMA path's time
+    /// at N = 2^16) go first, and no limb is claimed ahead when fewer than one per thread are left, so that the
+    /// call does not end with one thread idle while another works through a long limb or one held in reserve.
+    template <bool Inverse>
+    void transform(Limbs x) {
+        const std::size_t count = x.size();
+        std::vector<std::uint32_t> order(count);
+        for (std::size_t l = 0; l < count; ++l) order[l] = static_cast<std::uint32_t>(l);
+        std::stable_partition(order.begin(), order.end(),
+                              [&](std::uint32_t l) { return std::strcmp(ember::ntt_path(*x[l].table), "ifma") != 0; });
+        const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(pool_.size()), count);
+        std::atomic<std::size_t> claim{0};
+        pool_.parallel_for(workers, [&](std::size_t) {
+            std::size_t i = claim.fetch_add(1);
+            while (i < count) {
+                std::size_t j = count;
+                if (claim.load(std::memory_order_relaxed) + workers <= count) j = claim.fetch_add(1);
+                const LimbRef& cur = x[order[i]];
+                const LimbRef* nx = j < count ? &x[order[j]] : nullptr;
+                if constexpr (Inverse) ember::ntt_inverse(cur.data, *cur.table, nx ? nx->data : nullptr, nx ? nx->table : nullptr);
+                else ember::ntt_forward(cur.data, *cur.table, nx ? nx->data : nullptr, nx ? nx->table : nullptr);
+                i = j < count ? j : claim.fetch_add(1);
+            }
+        });
+    }
+
     static std::size_t n_of(const LimbRef& r) { return r.table->n; }
     static void check(Limbs out, std::size_t m, const char* op) {
         if (out.size() != m) throw std::invalid_argument(std::string(op) + ": operand has " + std::to_string(m) + " limbs, output " + std::to_string(out.size()));
