@@ -102,6 +102,7 @@ public:
     void give_back(RowBuffer&& b) const;
 
 private:
+    Ciphertext apply_automorphism(const Ciphertext& x, std::uint64_t g, const SwitchKey& key) const;
     /// Region 2 on residue rows, prime by prime (threads over primes): NTT of R, KA = R key.a and R = R key.b
     /// pointwise, iNTT of both. [heaan_ntt, heaan_extra, heaan_intt]
     void multiply_by_key(std::size_t np, u64* R, u64* KA, const SwitchKey& key) const;

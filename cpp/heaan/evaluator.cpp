@@ -337,12 +337,8 @@ Ciphertext Context::mul(const Ciphertext& x, const Ciphertext& y, const SwitchKe
     return out;
 }
 
-Ciphertext Context::rotate(const Ciphertext& x, long r, const SwitchKey& key) const {
-    const std::uint64_t g = galois_element(r);
-    if (g == 1) return x;
-    if (key.galois != g)
-        throw std::invalid_argument("cannot rotate by " + std::to_string(r) + ": the key given is for the Galois element " + std::to_string(key.galois) +
-                                    ", not " + std::to_string(g));
+// X -> X^g on both halves, then the key switch of the first back to s.
+Ciphertext Context::apply_automorphism(const Ciphertext& x, std::uint64_t g, const SwitchKey& key) const {
     Ciphertext out;
     const BigPoly a = automorphism(x.a, g, pool_.get());
     const BigPoly b = automorphism(x.b, g, pool_.get());
@@ -354,18 +350,19 @@ Ciphertext Context::rotate(const Ciphertext& x, long r, const SwitchKey& key) co
     return out;
 }
 
+Ciphertext Context::rotate(const Ciphertext& x, long r, const SwitchKey& key) const {
+    const std::uint64_t g = galois_element(r);
+    if (g == 1) return x;
+    if (key.galois != g)
+        throw std::invalid_argument("cannot rotate by " + std::to_string(r) + ": the key given is for the Galois element " + std::to_string(key.galois) +
+                                    ", not " + std::to_string(g));
+    return apply_automorphism(x, g, key);
+}
+
 Ciphertext Context::conjugate(const Ciphertext& x, const SwitchKey& key) const {
     const std::uint64_t g = conjugation_element();
     if (key.galois != g) throw std::invalid_argument("cannot conjugate: the key given is not the conjugation key");
-    Ciphertext out;
-    const BigPoly a = automorphism(x.a, g, pool_.get());
-    const BigPoly b = automorphism(x.b, g, pool_.get());
-    auto [ka, kb] = key_switch(a, key);
-    out.a = std::move(ka);
-    heaan::add(out.b, b, kb, pool_.get());
-    out.log_scale = x.log_scale;
-    out.slots = x.slots;
-    return out;
+    return apply_automorphism(x, g, key);
 }
 
 }  // namespace ember::heaan
