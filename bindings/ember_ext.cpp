@@ -30,6 +30,7 @@ using namespace ember;
 // Other parts of the module, one file each (bindings/*.cpp).
 void bind_heaan(nb::module_& m);
 void bind_circuits(nb::module_& m);
+void bind_bootstrap(nb::module_& m);
 
 namespace {
 
@@ -82,6 +83,7 @@ NB_MODULE(_ember, m) {
         .def_rw("hamming_weight", &CkksParams::hamming_weight)
         .def_rw("sigma", &CkksParams::sigma)
         .def_rw("insecure", &CkksParams::insecure)
+        .def_rw("boot_bits", &CkksParams::boot_bits)
         .def_ro("q_primes", &CkksParams::q_primes)
         .def_ro("p_primes", &CkksParams::p_primes)
         .def("finalize", &CkksParams::finalize)
@@ -120,6 +122,7 @@ NB_MODULE(_ember, m) {
         .def_prop_ro("params", [](const ContextCore& c) { return c.ctx->params(); })
         .def_prop_ro("slots", [](const ContextCore& c) { return c.ctx->slots(); })
         .def_prop_ro("max_level", [](const ContextCore& c) { return c.ctx->max_level(); })
+        .def_prop_ro("user_level", [](const ContextCore& c) { return c.ctx->user_level(); })
         .def_prop_ro("threads", [](const ContextCore& c) { return c.ctx->threads(); })
         .def("scale_at", [](const ContextCore& c, std::size_t l) { return c.ctx->scale_at(l); })
         .def("galois_element", [](const ContextCore& c, long r) { return c.ctx->galois_element(r); })
@@ -216,6 +219,7 @@ NB_MODULE(_ember, m) {
     m.def("secret_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(*c.ctx, span_of(b))); });
 
     bind_circuits(m);
+    bind_bootstrap(m);
     m.def("context_of", [](const ContextCore& c) { return std::const_pointer_cast<Context>(c.ctx); });
     m.def("relin_key_of", [](const ContextCore& c) {
         std::lock_guard<std::mutex> l(c.mu);

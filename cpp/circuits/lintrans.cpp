@@ -31,7 +31,7 @@ std::size_t choose_n1(const std::set<std::size_t>& idx, std::size_t slots) {
 }  // namespace
 
 LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals,
-                                 std::size_t slots, std::size_t level, std::size_t n1)
+                                 std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale)
     : ctx_(std::move(ctx)), slots_(slots), level_(level) {
     if (!ctx_) throw std::invalid_argument("LinearTransform: no context");
     if (slots == 0 || (slots & (slots - 1)) || slots > ctx_->slots())
@@ -51,8 +51,12 @@ LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::
     for (auto& [k, _] : diag) idx.insert(k);
     n1_ = n1 ? n1 : choose_n1(idx, slots);
     if (n1_ == 0 || (n1_ & (n1_ - 1)) || n1_ > slots) throw std::invalid_argument("LinearTransform: n1 must be a power of two <= slots");
-    // Plaintexts at the scale that lands the rescaled result on the canonical scale of level - 1.
-    pt_scale_ = ctx_->scale_at(level - 1) * static_cast<double>(ctx_->params().q_primes[level]) / ctx_->scale_at(level);
+    if (in_scale < 0 || out_scale < 0 || !std::isfinite(in_scale) || !std::isfinite(out_scale))
+        throw std::invalid_argument("LinearTransform: scales must be positive (or 0 for the canonical ones)");
+    in_scale_ = in_scale > 0 ? in_scale : ctx_->scale_at(level);
+    out_scale_ = out_scale > 0 ? out_scale : ctx_->scale_at(level - 1);
+    // Plaintexts at the scale that lands the rescaled result exactly on out_scale.
+    pt_scale_ = out_scale_ * static_cast<double>(ctx_->params().q_primes[level]) / in_scale_;
     for (auto& [k, v] : diag) {
         const std::size_t j = k / n1_, i = k % n1_;
         const auto w = rotated(v, -static_cast<long>(j * n1_));
@@ -76,8 +80,9 @@ void LinearTransform::check_input(const Ciphertext& ct) const {
         throw std::invalid_argument("cannot apply linear transform: ciphertext has " + std::to_string(ct.slots) + " slots, the transform " + std::to_string(slots_));
     if (ct.level() != level_)
         throw std::invalid_argument("cannot apply linear transform: ciphertext at level " + std::to_string(ct.level()) + ", the transform was encoded for level " + std::to_string(level_));
-    if (std::fabs(ct.scale / ctx_->scale_at(level_) - 1) > 1e-9)
-        throw std::invalid_argument("cannot apply linear transform: ciphertext is not on the canonical scale of its level");
+    if (std::fabs(ct.scale / in_scale_ - 1) > 1e-9)
+        throw std::invalid_argument("cannot apply linear transform: ciphertext scale 2^" + std::to_string(std::log2(ct.scale)) +
+                                    " differs from the transform's input scale 2^" + std::to_string(std::log2(in_scale_)));
 }
 
 Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& gk) const {
@@ -102,7 +107,7 @@ Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& 
         first = false;
     }
     Ciphertext r = ev.rescale(acc);
-    r.scale = ctx_->scale_at(level_ - 1);
+    r.scale = out_scale_;
     return r;
 }
 
@@ -169,7 +174,7 @@ Ciphertext LinearTransform::apply(const Ciphertext& ct, const GaloisKeys& gk) co
     Ciphertext r;
     r.c0 = divide_by_dropped(acc0, 1);
     r.c1 = divide_by_dropped(acc1, 1);
-    r.scale = ctx.scale_at(level_ - 1);
+    r.scale = out_scale_;
     r.slots = slots_;
     return r;
 }

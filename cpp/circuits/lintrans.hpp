@@ -19,16 +19,19 @@ namespace ember {
 class LinearTransform {
 public:
     /// diagonals: index k (any integer, taken mod slots) -> the n = slots values of diag_k. The transform
-    /// applies to ciphertexts of `slots` slots at `level` on the context's canonical scale; the result
-    /// is at level - 1 on the canonical scale. n1 = 0 picks the baby-step count.
+    /// applies to ciphertexts of `slots` slots at `level` on scale `in_scale`; the result is at level - 1
+    /// exactly on `out_scale` (0: the context's canonical scales of those levels). n1 = 0 picks the
+    /// baby-step count.
     LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals, std::size_t slots,
-                    std::size_t level, std::size_t n1 = 0);
+                    std::size_t level, std::size_t n1 = 0, double in_scale = 0, double out_scale = 0);
 
     /// The rotations whose Galois keys apply() and apply_plain() need.
     std::vector<long> rotations() const;
     std::size_t baby_steps() const { return n1_; }
     std::size_t level() const { return level_; }
     std::size_t slots() const { return slots_; }
+    double in_scale() const { return in_scale_; }
+    double out_scale() const { return out_scale_; }
 
     Ciphertext apply(const Ciphertext& ct, const GaloisKeys& gk) const;
     Ciphertext apply_plain(const Ciphertext& ct, const GaloisKeys& gk) const;
@@ -38,7 +41,7 @@ private:
 
     std::shared_ptr<const Context> ctx_;
     std::size_t slots_, level_, n1_;
-    double pt_scale_;
+    double in_scale_, out_scale_, pt_scale_;
     // giant step j -> baby step i -> rot_{-n1 j}(diag_{n1 j + i}) encoded over Q_level U P (evaluation form)
     std::map<std::size_t, std::map<std::size_t, Poly>> pts_;
     // the same plaintexts over Q_level only, for the reference path

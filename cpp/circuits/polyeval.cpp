@@ -1,5 +1,6 @@
 #include "circuits/polyeval.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -27,108 +28,147 @@ std::size_t ceil_log2(std::size_t x) {
 
 bool negligible(double c) { return std::fabs(c) < 1e-30; }
 
+// Levels below the input at which T_k lives: T_1 = y is free, T_k = 2 T_a T_b - T_{a-b} one more than T_a.
+std::size_t t_depth(std::size_t k) { return k <= 1 ? 0 : ceil_log2(k); }
+
+// p = q T_G + r with G the largest power of two <= deg p (T_{G+m} = 2 T_m T_G - T_{G-m}).
+struct Split {
+    std::size_t G;
+    std::vector<double> q, r;
+};
+Split split(const std::vector<double>& c) {
+    const std::size_t deg = c.size() - 1;
+    Split s;
+    s.G = std::size_t(1) << (ceil_log2(deg + 1) - 1);
+    s.q.assign(deg - s.G + 1, 0.0);
+    s.r.assign(s.G, 0.0);
+    for (std::size_t k = 0; k < s.G; ++k) s.r[k] = c[k];
+    s.q[0] += c[s.G];
+    for (std::size_t k = s.G + 1; k <= deg; ++k) {
+        s.q[k - s.G] += 2 * c[k];
+        s.r[2 * s.G - k] -= c[k];
+    }
+    return s;
+}
+
+// Deepest level offset (levels below the input) at which the recursion can land, following the
+// evaluation step by step: a baby polynomial sum_k c_k T_k multiplies every T_k by a constant and
+// rescales once (one level below its deepest T_k); a giant step q T_G lands one level below both T_G and
+// q's own landing level; p = q T_G + r lands at the deeper of the two.
+std::size_t land_depth(const std::vector<double>& c, std::size_t baby_bound) {
+    if (c.size() <= baby_bound) {
+        std::size_t d = 0;
+        for (std::size_t k = 1; k < c.size(); ++k)
+            if (!negligible(c[k])) d = std::max(d, t_depth(k));
+        return d + 1;
+    }
+    const Split s = split(c);
+    return std::max(std::max(land_depth(s.q, baby_bound), t_depth(s.G)) + 1, land_depth(s.r, baby_bound));
+}
+
+// Baby-step bound: the largest power of two up to ~sqrt(degree) whose evaluation is as shallow as the
+// shallowest one (bound 2, pure giant steps, lands ceil(log2(d + 1)) levels down): fewest products at
+// the smallest depth. A leaf c_k T_k with 2^(j-1) < k < 2^j costs j + 1 levels, so larger bounds are
+// often one level deeper; depth_optimal = false takes ~sqrt(degree) regardless (fewer products).
+std::size_t baby_bound_for(const std::vector<double>& c, bool depth_optimal) {
+    const std::size_t degree = c.size() - 1;
+    const std::size_t sqrt_bound = std::size_t(1) << ((ceil_log2(degree + 1) + 1) / 2);
+    if (!depth_optimal || degree < 2) return std::max<std::size_t>(2, sqrt_bound);
+    const std::size_t best = land_depth(c, 2);
+    std::size_t bound = 2;
+    for (std::size_t b = 4; b <= sqrt_bound; b <<= 1)
+        if (land_depth(c, b) == best) bound = b;
+    return bound;
+}
+
 struct ChebBasis {
     const Evaluator& ev;
     const SwitchingKey& rlk;
     std::map<std::size_t, Ciphertext> t;  // T_k(y)
 
-    // T_k from T_a, T_b with a + b = k: T_k = 2 T_a T_b - T_{|a - b|}.
+    // T_k from T_a, T_b with a + b = k: T_k = 2 T_a T_b - T_{|a - b|} (T_{a-b} brought exactly onto the
+    // product's level and scale by the evaluator).
     const Ciphertext& get(std::size_t k) {
         auto it = t.find(k);
         if (it != t.end()) return it->second;
         if (k < 2) throw std::logic_error("Chebyshev basis: T_0 / T_1 missing");
         const std::size_t a = (std::size_t(1) << (ceil_log2(k) - 1)), b = k - a;  // a the largest power of two < k
-        Ciphertext prod = ev.mul(get(a), get(b), rlk);
-        prod = ev.add(prod, prod);
-        Ciphertext r;
-        if (a == b) r = ev.add_const(prod, cplx(-1.0, 0.0));
-        else r = ev.sub(prod, get(a - b));
+        Ciphertext prod = ev.mul_int(ev.mul(get(a), get(b), rlk), 2);
+        Ciphertext r = a == b ? ev.add_const(prod, cplx(-1.0, 0.0)) : ev.sub(prod, get(a - b));
         return t.emplace(k, std::move(r)).first->second;
     }
 };
 
-// sum_{k < deg} c_k T_k for a baby polynomial (degree below the baby bound).
-Ciphertext baby(ChebBasis& B, const std::vector<double>& c) {
+// sum_k c_k T_k landing exactly on (level, scale): every T_k is dropped to level + 1 and multiplied by the
+// integer round(c_k * scale * q_{level+1} / scale(T_k)), so all terms share the scale scale * q_{level+1};
+// one rescale then lands on `scale`.
+Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, double scale) {
+    const Evaluator& ev = B.ev;
+    const double big = scale * static_cast<double>(ev.context().params().q_primes[level + 1]);
     Ciphertext acc;
     bool have = false;
     for (std::size_t k = 1; k < c.size(); ++k) {
-        if (negligible(c[k])) continue;
-        Ciphertext term = B.ev.mul_const(B.get(k), cplx(c[k], 0));
-        acc = have ? B.ev.add(acc, term) : term;
+        if (negligible(c[k]) && !(k + 1 == c.size() && !have)) continue;
+        const Ciphertext& tk = B.get(k);
+        Ciphertext term = ev.mul_round(ev.drop_to_level(tk, level + 1), c[k] * big / tk.scale);
+        term.scale = big;
+        acc = have ? ev.add(acc, term) : term;
         have = true;
     }
-    if (!have) {  // a constant: c_0 T_1 * 0 keeps the level structure simple
-        acc = B.ev.mul_const(B.get(1), cplx(0.0, 0.0));
+    if (!have) {  // a constant: 0 * T_1, so that the result is a ciphertext on the right level and scale
+        Ciphertext term = ev.mul_round(ev.drop_to_level(B.get(1), level + 1), 0.0);
+        term.scale = big;
+        acc = term;
     }
-    if (!c.empty() && !negligible(c[0])) acc = B.ev.add_const(acc, cplx(c[0], 0));
-    return acc;
+    if (!c.empty() && !negligible(c[0])) acc = ev.add_const(acc, cplx(c[0], 0));
+    Ciphertext r = ev.rescale(acc);
+    r.scale = scale;
+    return r;
 }
 
-// p = q T_G + r, recursively; `baby_bound` = 2^l.
-Ciphertext recurse(ChebBasis& B, const std::vector<double>& c, std::size_t baby_bound) {
-    if (c.size() <= baby_bound) return baby(B, c);
-    const std::size_t deg = c.size() - 1;
-    const std::size_t G = std::size_t(1) << (ceil_log2(deg + 1) - 1);  // largest power of two <= deg
-    std::vector<double> q(deg - G + 1, 0.0), r(G, 0.0);
-    for (std::size_t k = 0; k < G; ++k) r[k] = c[k];
-    q[0] += c[G];
-    for (std::size_t k = G + 1; k <= deg; ++k) {
-        q[k - G] += 2 * c[k];
-        r[2 * G - k] -= c[k];
-    }
-    Ciphertext qc = recurse(B, q, baby_bound);
-    Ciphertext prod = B.ev.mul(qc, B.get(G), B.rlk);
-    return B.ev.add(prod, recurse(B, r, baby_bound));
+// p = q T_G + r landing exactly on (level, scale): q lands on (level + 1, scale * q_{level+1} / scale(T_G))
+// so that the rescaled product is on `scale`; r lands on (level, scale) directly.
+Ciphertext recurse(ChebBasis& B, const std::vector<double>& c, std::size_t baby_bound, std::size_t level, double scale) {
+    if (c.size() <= baby_bound) return baby(B, c, level, scale);
+    const Split s = split(c);
+    const Evaluator& ev = B.ev;
+    const Ciphertext tg = ev.drop_to_level(B.get(s.G), level + 1);
+    const double qscale = scale * static_cast<double>(ev.context().params().q_primes[level + 1]) / tg.scale;
+    Ciphertext prod = ev.mul(recurse(B, s.q, baby_bound, level + 1, qscale), tg, B.rlk);
+    prod.scale = scale;
+    return ev.add(prod, recurse(B, s.r, baby_bound, level, scale));
 }
 
 }  // namespace
 
-namespace {
-// Levels consumed, following evaluate_chebyshev step by step: T_k costs ceil(log2 k) (T_1 is free), a
-// term c_k T_k one more (a non-integer constant is a rescaled product), a product q T_G one more than
-// its deeper operand, a sum as much as its deeper operand (the shallower one is brought down exactly).
-std::size_t t_depth(std::size_t k) { return k <= 1 ? 0 : ceil_log2(k); }
-std::size_t baby_depth(const std::vector<double>& c) {
-    std::size_t d = 0;
-    for (std::size_t k = 1; k < c.size(); ++k)
-        if (!negligible(c[k])) d = std::max(d, t_depth(k) + (std::nearbyint(c[k]) == c[k] ? 0 : 1));
-    return d;
-}
-std::size_t recurse_depth(const std::vector<double>& c, std::size_t baby_bound) {
-    if (c.size() <= baby_bound) return baby_depth(c);
-    const std::size_t deg = c.size() - 1;
-    const std::size_t G = std::size_t(1) << (ceil_log2(deg + 1) - 1);
-    std::vector<double> q(deg - G + 1, 0.0), r(G, 0.0);
-    for (std::size_t k = 0; k < G; ++k) r[k] = c[k];
-    q[0] += c[G];
-    for (std::size_t k = G + 1; k <= deg; ++k) { q[k - G] += 2 * c[k]; r[2 * G - k] -= c[k]; }
-    return std::max(std::max(recurse_depth(q, baby_bound), t_depth(G)) + 1, recurse_depth(r, baby_bound));
-}
-std::size_t baby_bound_for(std::size_t degree) { return std::size_t(1) << ((ceil_log2(degree + 1) + 1) / 2); }
-}  // namespace
-
-std::size_t chebyshev_depth(const ChebyshevPoly& p) {
+std::size_t chebyshev_depth(const ChebyshevPoly& p, bool depth_optimal) {
     if (p.coeffs.empty()) return 0;
-    return recurse_depth(p.coeffs, baby_bound_for(p.degree()));
+    return land_depth(p.coeffs, baby_bound_for(p.coeffs, depth_optimal));
 }
 
-Ciphertext evaluate_chebyshev(const Evaluator& ev, const Ciphertext& x, const ChebyshevPoly& p, const SwitchingKey& rlk) {
+Ciphertext evaluate_chebyshev(const Evaluator& ev, const Ciphertext& x, const ChebyshevPoly& p, const SwitchingKey& rlk, double target_scale,
+                              bool depth_optimal) {
     if (p.coeffs.empty()) throw std::invalid_argument("cannot evaluate polynomial: no coefficients");
     if (!(p.b > p.a)) throw std::invalid_argument("cannot evaluate polynomial: interval [a, b] needs a < b");
     for (double c : p.coeffs)
         if (!std::isfinite(c)) throw std::invalid_argument("cannot evaluate polynomial: coefficient is not finite");
+    if (target_scale < 0 || !std::isfinite(target_scale)) throw std::invalid_argument("cannot evaluate polynomial: target scale must be positive");
+    const bool affine = !(p.a == -1 && p.b == 1);
     const std::size_t d = p.degree();
-    const std::size_t need = chebyshev_depth(p) + ((p.a == -1 && p.b == 1) ? 0 : 1);
+    const std::size_t need = chebyshev_depth(p, depth_optimal) + (affine ? 1 : 0);
     if (x.level() < need)
         throw std::invalid_argument("cannot evaluate polynomial of degree " + std::to_string(d) + ": needs " + std::to_string(need) +
                                     " levels, the ciphertext has " + std::to_string(x.level()));
+    const Context& ctx = ev.context();
+    const std::size_t out = x.level() - need;
+    // Default: keep the input's ratio to the canonical scale (canonical in, canonical out).
+    const double scale = target_scale > 0 ? target_scale : x.scale * (ctx.scale_at(out) / ctx.scale_at(x.level()));
     ChebBasis B{ev, rlk, {}};
     // y = (2x - a - b) / (b - a)
     Ciphertext y = x;
-    if (!(p.a == -1 && p.b == 1)) y = ev.add_const(ev.mul_const(x, cplx(2.0 / (p.b - p.a), 0)), cplx(-(p.a + p.b) / (p.b - p.a), 0));
+    if (affine) y = ev.add_const(ev.mul_const(x, cplx(2.0 / (p.b - p.a), 0)), cplx(-(p.a + p.b) / (p.b - p.a), 0));
     B.t.emplace(1, y);
-    if (d == 0) return ev.add_const(ev.mul_const(y, cplx(0, 0)), cplx(p.coeffs[0], 0));
-    return recurse(B, p.coeffs, baby_bound_for(d));
+    return recurse(B, p.coeffs, d == 0 ? 1 : baby_bound_for(p.coeffs, depth_optimal), out, scale);
 }
 
 }  // namespace ember

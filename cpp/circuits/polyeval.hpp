@@ -3,9 +3,10 @@
 //
 // p(x) = sum_k c_k T_k(y), y = (2x - a - b) / (b - a) for x in [a, b]. With G = 2^g a giant power,
 // T_{G+m} = 2 T_m T_G - T_{G-m} splits p = q T_G + r (deg r < G), recursively down to baby polynomials
-// of degree < 2^l, which are linear combinations of T_0 .. T_{2^l - 1}. Every product is relinearized and
-// rescaled, and the evaluator's scale management lands every intermediate, hence the result, on the
-// canonical scale of its level.
+// of degree < 2^l, which are linear combinations of T_0 .. T_{2^l - 1}. The evaluation is driven by its
+// target (level, scale), as in Lattigo: each giant-step product q T_G asks q for the scale that makes the
+// rescaled product land exactly on the target, and each baby polynomial multiplies its T_k by integer
+// constants and rescales once, so the result is exactly on the requested scale whatever the primes.
 #pragma once
 
 #include <vector>
@@ -26,10 +27,14 @@ struct ChebyshevPoly {
 };
 
 /// Levels evaluate_chebyshev consumes for this polynomial, not counting the affine map (one more level
-/// unless [a, b] = [-1, 1]): ceil(log2(d + 1)) or one more, depending on where the nonzero coefficients are.
-std::size_t chebyshev_depth(const ChebyshevPoly& p);
+/// unless [a, b] = [-1, 1]). depth_optimal: ceil(log2(d + 1)), with the baby-step bound that needs the
+/// fewest products at that depth; otherwise baby steps of ~sqrt(d), often one level more.
+std::size_t chebyshev_depth(const ChebyshevPoly& p, bool depth_optimal = true);
 
-Ciphertext evaluate_chebyshev(const Evaluator& ev, const Ciphertext& x, const ChebyshevPoly& p, const SwitchingKey& rlk);
+/// p(x), landing exactly on `target_scale` (0: x's ratio to the canonical scale is kept, so a canonical
+/// input gives a canonical output) at level x.level() - chebyshev_depth(p) (- 1 for the affine map).
+Ciphertext evaluate_chebyshev(const Evaluator& ev, const Ciphertext& x, const ChebyshevPoly& p, const SwitchingKey& rlk,
+                              double target_scale = 0, bool depth_optimal = true);
 
 // ---------------------------------------------------------------------------------------------------
 template <class F>

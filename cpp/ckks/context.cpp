@@ -19,10 +19,13 @@ Context::Context(CkksParams params, int threads, std::shared_ptr<Backend> backen
     : params_(finalized(std::move(params))),
       ring_(std::make_shared<RingContext>(params_.log_n, params_.q_primes, params_.p_primes, backend ? backend : make_cpu_backend(threads))),
       encoder_(params_.n()) {
-    const std::size_t L = max_level();
+    const std::size_t L = max_level(), U = user_level();
     scales_.assign(L + 1, 0.0);
-    scales_[L] = std::ldexp(1.0, params_.log_scale);
-    for (std::size_t l = L; l > 0; --l) scales_[l - 1] = scales_[l] * scales_[l] / static_cast<double>(params_.q_primes[l]);
+    scales_[U] = std::ldexp(1.0, params_.log_scale);
+    for (std::size_t l = U; l > 0; --l) scales_[l - 1] = scales_[l] * scales_[l] / static_cast<double>(params_.q_primes[l]);
+    // Bootstrapping levels: nominal scales (the power of two nearest to the prime); the bootstrapping
+    // circuit sets its scales explicitly.
+    for (std::size_t l = U + 1; l <= L; ++l) scales_[l] = std::ldexp(1.0, static_cast<int>(std::lround(std::log2(static_cast<double>(params_.q_primes[l])))));
     partition_ = digit_partition(params_.q_primes.size(), static_cast<std::size_t>(params_.dnum));
 }
 

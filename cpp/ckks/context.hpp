@@ -23,11 +23,15 @@ public:
     const std::shared_ptr<const RingContext>& ring() const { return ring_; }
     const Encoder& encoder() const { return encoder_; }
     std::size_t slots() const { return params_.slots(); }
+    /// Top level of the prime chain (bootstrapping levels included).
     std::size_t max_level() const { return params_.q_primes.size() - 1; }
+    /// Level of fresh ciphertexts and of bootstrapping outputs (= max_level() without bootstrapping levels).
+    std::size_t user_level() const { return params_.user_level(); }
     int threads() const { return ring_->backend().threads(); }
     const std::vector<DigitRange>& partition() const { return partition_; }
-    /// Canonical scale of level l: Delta at the top, then scale_{l-1} = scale_l^2 / q_l, so that a
-    /// product of two ciphertexts on canonical scales lands on the canonical scale after rescaling.
+    /// Canonical scale of level l: Delta at user_level(), then scale_{l-1} = scale_l^2 / q_l, so that a
+    /// product of two ciphertexts on canonical scales lands on the canonical scale after rescaling. Above
+    /// user_level() (bootstrapping levels): the power of two nearest to q_l.
     double scale_at(std::size_t level) const { return scales_.at(level); }
 
     // Keys.
@@ -48,7 +52,7 @@ public:
 
     // Encoding.
     Plaintext encode(std::span<const cplx> z, double scale, std::size_t level) const;
-    Plaintext encode(std::span<const cplx> z) const { return encode(z, scale_at(max_level()), max_level()); }
+    Plaintext encode(std::span<const cplx> z) const { return encode(z, scale_at(user_level()), user_level()); }
     std::vector<cplx> decode(const Plaintext& pt) const;
 
     // Encryption and decryption.

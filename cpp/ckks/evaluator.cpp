@@ -43,23 +43,24 @@ std::vector<u64> residues_of_double(const Poly& p, double x) {
 }  // namespace
 
 // Operands at a common level. No copy when they already share one; otherwise the higher one is brought
-// down exactly onto the other's scale (additions) or the canonical scale (products).
+// down exactly onto the other's level and scale (for products of canonical operands that is the
+// canonical scale, so the product lands on the canonical scale of the next level).
 struct Evaluator::Operands {
     const Ciphertext* a;
     const Ciphertext* b;
     Ciphertext adjusted;
 };
 
-Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool canonical) const {
+Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const {
     check_ct(op, a);
     check_ct(op, b);
     if (a.slots != b.slots) fail(op, "operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
     Operands r{&a, &b, {}};
     if (a.level() > b.level()) {
-        r.adjusted = adjust_to(a, b.level(), canonical ? ctx_->scale_at(b.level()) : b.scale);
+        r.adjusted = adjust_to(a, b.level(), b.scale);
         r.a = &r.adjusted;
     } else if (b.level() > a.level()) {
-        r.adjusted = adjust_to(b, a.level(), canonical ? ctx_->scale_at(a.level()) : a.scale);
+        r.adjusted = adjust_to(b, a.level(), a.scale);
         r.b = &r.adjusted;
     }
     return r;
@@ -85,12 +86,12 @@ Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, 
 }  // namespace
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-    Operands o = common_level("add", a, b, false);
+    Operands o = common_level("add", a, b);
     return add_or_sub("add", *o.a, *o.b, false);
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
-    Operands o = common_level("sub", a, b, false);
+    Operands o = common_level("sub", a, b);
     return add_or_sub("sub", *o.a, *o.b, true);
 }
 
@@ -176,13 +177,13 @@ Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
 }  // namespace
 
 Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk) const {
-    Operands o = common_level("mul", a0, b0, true);
+    Operands o = common_level("mul", a0, b0);
     Tensor t = tensor(*o.a, *o.b);
     return relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk);
 }
 
 Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk, bool merged) const {
-    Operands o = common_level("mul", a0, b0, true);
+    Operands o = common_level("mul", a0, b0);
     const Ciphertext& a = *o.a;
     const Ciphertext& b = *o.b;
     if (a.level() == 0) fail("mul", "no level left to rescale into (operands at level 0)");
@@ -212,12 +213,23 @@ Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const 
     return a;
 }
 
+double Evaluator::product_target(const Ciphertext& a) const {
+    const std::size_t l = a.level();
+    if (l == 0) fail("mul", "no level left to rescale into");
+    return a.scale * (ctx_->scale_at(l - 1) / ctx_->scale_at(l));
+}
+
 Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
+    check_ct("mul", a);
+    return mul_vector(a, v, product_target(a));
+}
+
+Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v, double target) const {
     check_ct("mul", a);
     if (v.size() != a.slots) fail("mul", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
     const std::size_t l = a.level();
     if (l == 0) fail("mul", "no level left to rescale into");
-    const double target = ctx_->scale_at(l - 1);
+    if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
     const double pscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
     Ciphertext r = rescale(mul_plain(a, ctx_->encode(v, pscale, l)));
     r.scale = target;  // exact up to the rounding of the encoded values
@@ -234,17 +246,35 @@ Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
     return a;
 }
 
+Ciphertext Evaluator::mul_round(const Ciphertext& a0, double x) const {
+    check_ct("mul", a0);
+    if (!std::isfinite(x)) fail("mul", "constant is not finite");
+    const double k = std::round(x);
+    Ciphertext a;
+    poly_mul_const(a.c0, a0.c0, residues_of_double(a0.c0, k));
+    poly_mul_const(a.c1, a0.c1, residues_of_double(a0.c1, k));
+    a.scale = a0.scale * k;
+    a.slots = a0.slots;
+    return a;
+}
+
 Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {
     check_ct("mul", a);
     if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
     if (c.imag() == 0 && std::nearbyint(c.real()) == c.real() && std::fabs(c.real()) < 0x1.0p62) return mul_int(a, static_cast<std::int64_t>(c.real()));
+    return mul_const(a, c, product_target(a));
+}
+
+Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) const {
+    check_ct("mul", a);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
     const std::size_t l = a.level();
     if (l == 0) fail("mul", "no level left to rescale into");
-    const double target = ctx_->scale_at(l - 1);
+    if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
     const double cscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
     if (c.imag() != 0) {
         std::vector<cplx> v(a.slots, c);
-        return mul_vector(a, v);
+        return mul_vector(a, v, target);
     }
     Ciphertext r;
     const double k = std::round(c.real() * cscale);

@@ -17,7 +17,8 @@ namespace ember {
 
 class Evaluator {
 public:
-    explicit Evaluator(std::shared_ptr<const Context> ctx) : ctx_(std::move(ctx)) {}
+    /// merged_moddown: the default of mul() (MAD's ModDown merged with Rescale, or the plain path).
+    explicit Evaluator(std::shared_ptr<const Context> ctx, bool merged_moddown = true) : ctx_(std::move(ctx)), merged_(merged_moddown) {}
     const Context& context() const { return *ctx_; }
 
     // Additive operations. Levels are aligned to the lower one; scales must then agree.
@@ -36,16 +37,27 @@ public:
     Ciphertext multiply_relin(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const;
     /// Multiply, relinearize and rescale. merged = true: ModDown merged with Rescale (one division by
     /// P q_l; MAD Section 3.2), false: ModDown then Rescale (the plain path).
-    Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk, bool merged = true) const;
+    Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk, bool merged) const;
+    Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const { return mul(a, b, rlk, merged_); }
     Ciphertext square(const Ciphertext& a, const SwitchingKey& rlk) const { return mul(a, a, rlk); }
     /// Plaintext product, not rescaled.
     Ciphertext mul_plain(const Ciphertext& a, const Plaintext& p) const;
-    /// Product by a vector, rescaled (the vector is encoded so that the result lands on the canonical scale).
+    /// Product by a vector, rescaled (the vector is encoded so that the result lands on the canonical scale:
+    /// on a.scale * scale_at(l - 1) / scale_at(l), which is canonical when a's scale is).
     Ciphertext mul_vector(const Ciphertext& a, const std::vector<cplx>& v) const;
+    /// The same, landing exactly on `target_scale` at level a.level() - 1.
+    Ciphertext mul_vector(const Ciphertext& a, const std::vector<cplx>& v, double target_scale) const;
     /// Product by an integer: exact, no level consumed.
     Ciphertext mul_int(const Ciphertext& a, std::int64_t k) const;
+    /// Product by the integer nearest to x (any magnitude, e.g. a constant pre-scaled by 2^100), no
+    /// rescale: the scale is multiplied by round(x).
+    Ciphertext mul_round(const Ciphertext& a, double x) const;
     /// Product by a constant: integers exactly without a level, other values rescaled onto the canonical scale.
     Ciphertext mul_const(const Ciphertext& a, cplx c) const;
+    /// Product by a constant, rescaled, landing exactly on `target_scale` at level a.level() - 1.
+    Ciphertext mul_const(const Ciphertext& a, cplx c, double target_scale) const;
+    /// The scale mul_const / mul_vector land on by default: a.scale * scale_at(l - 1) / scale_at(l).
+    double product_target(const Ciphertext& a) const;
 
     // Levels and scales.
     Ciphertext rescale(const Ciphertext& a) const;
@@ -69,8 +81,9 @@ private:
     Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
     const SwitchingKey& galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
     struct Operands;
-    Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool canonical) const;
+    Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const;
     std::shared_ptr<const Context> ctx_;
+    bool merged_ = true;
 };
 
 }  // namespace ember

@@ -25,6 +25,14 @@ int max_log_qp_128(int log_n) {
     }
 }
 
+int max_log_qp_128_sparse(int log_n, int hamming_weight) {
+    // Lattigo's default bootstrapping set N16QP1546H192H32 (log N = 16, log QP = 1546, h = 192) is
+    // documented at 128-bit security by its authors' lattice-estimator runs; no other sparse point is
+    // claimed here.
+    if (log_n == 16 && hamming_weight >= 192) return 1550;
+    return 0;
+}
+
 namespace {
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("CkksParams: " + what); }
 double bits_of(const std::vector<u64>& v, std::size_t first, std::size_t last) {
@@ -45,6 +53,9 @@ void CkksParams::finalize() {
     if (special_mod_bits != 0 && (special_mod_bits < 20 || special_mod_bits > 61))
         bad("special_mod_bits must be 0 (auto) or in [20, 61], got " + std::to_string(special_mod_bits));
     if (!(sigma > 0 && sigma < 100)) bad("sigma must be in (0, 100)");
+    if (boot_bits.size() > 64) bad("at most 64 bootstrapping primes, got " + std::to_string(boot_bits.size()));
+    for (int b : boot_bits)
+        if (b < 20 || b > 61) bad("boot_bits entries must be in [20, 61], got " + std::to_string(b));
     if (secret == SecretDist::HammingWeight) {
         if (hamming_weight < 1 || static_cast<std::size_t>(hamming_weight) > n())
             bad("hamming_weight must be in [1, N = " + std::to_string(n()) + "], got " + std::to_string(hamming_weight));
@@ -59,6 +70,14 @@ void CkksParams::finalize() {
     q_primes.clear();
     q_primes.push_back(q0[0]);
     for (std::size_t i = scale.size(); i-- > 0;) q_primes.push_back(scale[i]);
+    // Bootstrapping primes: each run of equal sizes gets the primes nearest to 2^bits at its top.
+    for (std::size_t at = 0; at < boot_bits.size();) {
+        std::size_t end = at;
+        while (end < boot_bits.size() && boot_bits[end] == boot_bits[at]) ++end;
+        std::vector<u64> run = ntt_primes_near(boot_bits[at], end - at, two_n, q_primes, boot_bits[at] != 50);
+        for (std::size_t i = run.size(); i-- > 0;) q_primes.push_back(run[i]);
+        at = end;
+    }
 
     // Special primes: K of them with P above the largest digit by a margin, because the key-switching
     // error is about (max digit / P) * alpha * sigma * N. 60-bit primes keep K small (K = 8 for
@@ -76,15 +95,19 @@ void CkksParams::finalize() {
     p_primes = ntt_primes_near(sp_bits, k, two_n, q_primes, true);
     while (bits_of(p_primes, 0, p_primes.size()) < max_digit + kMarginBits) p_primes = ntt_primes_near(sp_bits, ++k, two_n, q_primes, true);
 
-    const int bound = max_log_qp_128(log_n);
+    const int bound = secret == SecretDist::Ternary ? max_log_qp_128(log_n) : max_log_qp_128_sparse(log_n, hamming_weight);
     const double lqp = log_qp();
     if (!insecure) {
-        if (bound == 0) bad("no 128-bit bound is known for log_n = " + std::to_string(log_n) + "; pass insecure=True");
+        if (bound == 0)
+            bad(secret == SecretDist::Ternary ? "no 128-bit bound is known for log_n = " + std::to_string(log_n) + "; pass insecure=True"
+                                              : "no 128-bit bound is known for a Hamming-weight-" + std::to_string(hamming_weight) + " secret at log_n = " +
+                                                    std::to_string(log_n) + " (known: log_n = 16, h >= 192, log QP <= 1550); pass insecure=True");
         if (lqp > bound) {
             std::ostringstream os;
             os.precision(1);
             os << std::fixed << "log2(QP) = " << lqp << " bits exceeds the 128-bit security bound of " << bound << " bits for log_n = " << log_n
-               << " (HE standard, ternary secret); use fewer levels, a smaller log_scale or a larger dnum, or pass insecure=True";
+               << (secret == SecretDist::Ternary ? " (HE standard, ternary secret)" : " (Hamming-weight secret)")
+               << "; use fewer levels, a smaller log_scale or a larger dnum, or pass insecure=True";
             q_primes.clear();
             p_primes.clear();
             bad(os.str());
@@ -100,6 +123,7 @@ std::array<std::uint8_t, 32> CkksParams::hash() const {
     auto put = [&](std::uint64_t v) { for (int i = 0; i < 8; ++i) buf.push_back(static_cast<std::uint8_t>(v >> (8 * i))); };
     buf.insert(buf.end(), {'E', 'M', 'B', 'E', 'R', '-', 'C', 'K', 'K', 'S'});
     put(static_cast<std::uint64_t>(log_n));
+    put(static_cast<std::uint64_t>(levels));
     put(static_cast<std::uint64_t>(dnum));
     put(static_cast<std::uint64_t>(log_scale));
     put(static_cast<std::uint64_t>(secret));
@@ -122,7 +146,9 @@ std::string CkksParams::describe() const {
     std::ostringstream os;
     os.precision(1);
     os << std::fixed << "CkksParams(log_n=" << log_n << ", levels=" << levels << ", log_scale=" << log_scale << ", first_mod_bits=" << first_mod_bits
-       << ", dnum=" << dnum << ", special primes=" << p_primes.size() << ", log2(QP)=" << (finalized() ? log_qp() : 0.0)
+       << ", dnum=" << dnum;
+    if (!boot_bits.empty()) os << ", bootstrapping levels=" << boot_bits.size();
+    os << ", special primes=" << p_primes.size() << ", log2(QP)=" << (finalized() ? log_qp() : 0.0)
        << ", secret=" << (secret == SecretDist::Ternary ? "ternary" : "hamming(" + std::to_string(hamming_weight) + ")")
        << (insecure ? ", insecure" : "") << ")";
     return os.str();

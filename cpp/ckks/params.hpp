@@ -25,9 +25,14 @@ struct CkksParams {
     int hamming_weight = 0;    // for SecretDist::HammingWeight
     double sigma = 3.2;        // error standard deviation
     bool insecure = false;     // allow parameters above the 128-bit bound (tests, experiments)
+    /// Extra primes above the computation levels, bottom to top, by bit size: the levels bootstrapping
+    /// consumes (SlotToCoeff, EvalMod, CoeffToSlot; see circuits/bootstrap.hpp). Fresh ciphertexts and
+    /// bootstrapping outputs live at level `levels`; the levels above it belong to the bootstrapping
+    /// circuit, which manages its scales itself.
+    std::vector<int> boot_bits;
 
     // Filled by finalize().
-    std::vector<u64> q_primes;  // q_0 .. q_L
+    std::vector<u64> q_primes;  // q_0 .. q_levels, then the boot_bits primes
     std::vector<u64> p_primes;  // p_0 .. p_{K-1}
 
     /// Validates the literal, generates the primes and checks security. Throws std::invalid_argument
@@ -36,6 +41,8 @@ struct CkksParams {
     bool finalized() const { return !q_primes.empty(); }
     std::size_t n() const { return std::size_t(1) << log_n; }
     std::size_t slots() const { return n() / 2; }
+    /// Level of fresh ciphertexts: `levels` (the bootstrapping levels, if any, are above it).
+    std::size_t user_level() const { return static_cast<std::size_t>(levels); }
     double log_q() const;
     double log_qp() const;
     std::size_t alpha() const { return (q_primes.size() + dnum - 1) / dnum; }
@@ -47,5 +54,8 @@ struct CkksParams {
 /// Largest log2(QP) for 128-bit classical security with a uniform ternary secret (HE standard; 2^16 and
 /// 2^17 from the same estimator as used by OpenFHE). 0 if log_n is outside the table.
 int max_log_qp_128(int log_n);
+/// The same for a secret of fixed Hamming weight; 0 where no estimate is known (log_n = 16, h >= 192:
+/// 1550 bits, after Lattigo's N16QP1546H192 set).
+int max_log_qp_128_sparse(int log_n, int hamming_weight);
 
 }  // namespace ember

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -188,6 +189,9 @@ class Ciphertext(_Serializable):
         """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
         return [self._wrap(c) for c in self._ctx._core.rotate_many(self._core, [int(s) for s in steps])]
 
+    def bootstrap(self) -> "Ciphertext":
+        return self.context.bootstrap(self)
+
     def conjugate(self) -> "Ciphertext":
         return self._wrap(self._ctx._core.conjugate(self._core))
 
@@ -210,9 +214,14 @@ class Context:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.params = params
         self._core = _ember.ContextCore(params._core, int(threads))
+        self._bootstrapper = None
+        self._boot_keys = None
+        self._boot_lock = threading.Lock()
 
     slots = property(lambda self: self._core.slots, doc="N/2, the largest slot count")
-    max_level = property(lambda self: self._core.max_level)
+    max_level = property(lambda self: self._core.max_level, doc="top level of the chain (bootstrapping levels included)")
+    user_level = property(lambda self: self._core.user_level,
+                          doc="level of fresh ciphertexts and of bootstrapping outputs (max_level without bootstrapping)")
     threads = property(lambda self: self._core.threads)
 
     def scale_at(self, level: int) -> float:
@@ -228,12 +237,52 @@ class Context:
         return v
 
     # keys ---------------------------------------------------------------------------------------
-    def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True) -> KeySet:
+    def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True,
+               bootstrapping: bool = False) -> KeySet:
         """Secret, public, relinearization and Galois keys (for the given slot rotations and, optionally,
         conjugation). The evaluation keys are registered on this context. seeded=True keeps only a
-        32-byte seed for the uniform half of each switching key when serialized (MAD key compression)."""
-        sk, pk, rlk, gk = self._core.keygen([int(r) for r in rotations], bool(conjugation), bool(seeded))
+        32-byte seed for the uniform half of each switching key when serialized (MAD key compression).
+        bootstrapping=True (parameters from CkksParams.bootstrappable): also exactly the rotation keys
+        bootstrapping needs, conjugation, and the sparse-secret encapsulation keys."""
+        rotations = [int(r) for r in rotations]
+        boot = None
+        if bootstrapping:
+            boot = self.bootstrapper()
+            rotations = sorted(set(rotations) | set(boot.rotations))
+            conjugation = True
+        sk, pk, rlk, gk = self._core.keygen(rotations, bool(conjugation), bool(seeded))
+        if boot is not None:
+            self._boot_keys = boot.with_keys(sk, rlk, gk, bool(seeded))
         return KeySet(SecretKey(self, sk), PublicKey(self, pk), SwitchingKey(self, rlk), GaloisKeys(self, gk))
+
+    # bootstrapping ------------------------------------------------------------------------------
+    def bootstrapper(self):
+        """The bootstrapping circuit of this context (built once: its linear transforms are encoded here)."""
+        cfg = getattr(self.params, "bootstrap_config", None)
+        if cfg is None:
+            raise ValueError("this context cannot bootstrap: make its parameters with ember.CkksParams.bootstrappable()")
+        with self._boot_lock:
+            if self._bootstrapper is None:
+                self._bootstrapper = _ember.BootstrapperCore(_ember.context_of(self._core), cfg)
+            return self._bootstrapper
+
+    def bootstrap(self, ct: "Ciphertext") -> "Ciphertext":
+        """A fresh encryption of ct's slots (up to the bootstrapping error) at level user_level, on the
+        canonical scale. Needs keygen(bootstrapping=True)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError("bootstrap expects an ember.Ciphertext")
+        boot = self.bootstrapper()
+        if self._boot_keys is None:
+            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
+        return Ciphertext(self, boot.bootstrap(ct._core, self._boot_keys))
+
+    @property
+    def bootstrap_key_info(self) -> dict:
+        """Rotation-key count and bytes of the bootstrapping keys (expanded, and compressed by seeds)."""
+        if self._boot_keys is None:
+            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
+        expanded, compressed = self._boot_keys.bytes
+        return dict(rotation_keys=self._boot_keys.rotation_keys, key_bytes=expanded, key_bytes_compressed=compressed)
 
     def set_eval_keys(self, relin: Optional[SwitchingKey] = None, galois: Optional[GaloisKeys] = None):
         """Registers evaluation keys (e.g. loaded with from_bytes) used by the ciphertext operators."""
@@ -245,7 +294,7 @@ class Context:
     # encoding / encryption ----------------------------------------------------------------------
     def encode(self, values, level: Optional[int] = None, scale: Optional[float] = None) -> Plaintext:
         v = _as_slots(values, self.slots)
-        level = self.max_level if level is None else int(level)
+        level = self.user_level if level is None else int(level)
         if not 0 <= level <= self.max_level:
             raise ValueError(f"level must be in [0, {self.max_level}], got {level}")
         scale = self.scale_at(level) if scale is None else float(scale)

@@ -1,6 +1,8 @@
 """CKKS parameter sets."""
 from __future__ import annotations
 
+from typing import Optional
+
 from . import _ember
 
 
@@ -34,7 +36,48 @@ class CkksParams:
         p.finalize()
         self._core = p
 
+    bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
+
+    @classmethod
+    def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 40, slots: Optional[int] = None,
+                       secret: str = "ternary", hamming_weight: int = 192, dnum: int = 0, cts_levels: int = 3,
+                       stc_levels: int = 3, insecure: bool = False, **options) -> "CkksParams":
+        """A parameter set with bootstrapping levels on top of `levels` computation levels.
+
+        Ciphertexts are encrypted at level `levels` and ctx.bootstrap() returns them there, on the scale
+        2**log_scale. Above it sit SlotToCoeff (`stc_levels`, 50-bit primes), EvalMod (60-bit primes: a
+        Chebyshev cosine, double angles and an arcsine correction) and CoeffToSlot (`cts_levels`, 56-bit).
+
+        Args:
+            slots: slots bootstrapped (a power of two up to N/2; default N/2).
+            secret: "ternary" (uniform, the HE-standard 128-bit bound on log QP applies) or "sparse"
+                (Hamming weight `hamming_weight`; a 128-bit estimate is known only for log_n = 16,
+                h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set).
+            dnum: key-switching digits; 0 picks the smallest within the security bound.
+            options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits,
+                arcsin, ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
+                merged_moddown, hoisted_moddown, depth_optimal (the MAD options).
+        """
+        cfg = _ember.BootstrapConfigCore()
+        cfg.slots = 0 if slots is None else int(slots)
+        cfg.cts_levels, cfg.stc_levels = int(cts_levels), int(stc_levels)
+        for k, v in options.items():
+            if not hasattr(cfg, k) or k.startswith("_") or callable(getattr(cfg, k)):
+                raise ValueError(f"CkksParams.bootstrappable: unknown option {k!r}")
+            setattr(cfg, k, v)
+        if secret not in ("ternary", "sparse"):
+            raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse', got {secret!r}")
+        core = _ember.bootstrappable_params(int(log_n), int(levels), int(log_scale), cfg, dnum=int(dnum),
+                                            insecure=bool(insecure),
+                                            hamming_weight=int(hamming_weight) if secret == "sparse" else 0)
+        self = cls.__new__(cls)
+        self._core = core
+        self.bootstrap_config = cfg
+        return self
+
     def __getattr__(self, name):
+        if name == "_core":
+            raise AttributeError(name)
         return getattr(self._core, name)
 
     @property
@@ -43,8 +86,11 @@ class CkksParams:
 
     def to_dict(self) -> dict:
         c = self._core
-        return dict(log_n=c.log_n, levels=c.levels, log_scale=c.log_scale, first_mod_bits=c.first_mod_bits,
-                    dnum=c.dnum, special_primes=len(c.p_primes), log_qp=round(c.log_qp, 1), secret=self.secret)
+        d = dict(log_n=c.log_n, levels=c.levels, log_scale=c.log_scale, first_mod_bits=c.first_mod_bits,
+                 dnum=c.dnum, special_primes=len(c.p_primes), log_qp=round(c.log_qp, 1), secret=self.secret)
+        if c.boot_bits:
+            d["bootstrapping_levels"] = len(c.boot_bits)
+        return d
 
     def __repr__(self) -> str:
         return repr(self._core)

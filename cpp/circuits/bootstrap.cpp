@@ -1,0 +1,414 @@
+#include "circuits/bootstrap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include <openssl/crypto.h>
+
+#include "circuits/dft.hpp"
+
+namespace ember {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr std::size_t kArcsinDepth = 2;
+
+// arcsin(s) / (2 pi) ~= (s + s^3 / 6) / (2 pi) in the Chebyshev basis of [-1, 1] (s^3 = (3 T_1 + T_3) / 4).
+ChebyshevPoly arcsin_poly() {
+    ChebyshevPoly p;
+    p.coeffs = {0.0, (1.0 + 3.0 / 24.0) / (2 * kPi), 0.0, (1.0 / 24.0) / (2 * kPi)};
+    return p;
+}
+
+[[noreturn]] void bad(const std::string& why) { throw std::invalid_argument("bootstrapping: " + why); }
+
+bool pow2(std::size_t x) { return x && !(x & (x - 1)); }
+std::size_t log2_exact(std::size_t x) {
+    std::size_t r = 0;
+    while ((std::size_t(1) << r) < x) ++r;
+    return r;
+}
+
+// cos(2 pi (K y - 1/4) / 2^r) on y in [-1, 1]: after r double angles, sin(2 pi K y).
+ChebyshevPoly cosine_poly(const BootstrapConfig& cfg) {
+    const double K = cfg.k_range, scale = std::ldexp(1.0, -static_cast<int>(cfg.double_angles));
+    return ChebyshevPoly::interpolate([&](double y) { return std::cos(2 * kPi * (K * y - 0.25) * scale); }, cfg.cheb_degree, -1.0, 1.0);
+}
+
+void check_config(const BootstrapConfig& cfg) {
+    if (!(cfg.k_range >= 1 && cfg.k_range <= 1024)) bad("k_range must be in [1, 1024]");
+    if (cfg.cheb_degree < 2 || cfg.cheb_degree > 1023) bad("cheb_degree must be in [2, 1023]");
+    if (cfg.double_angles > 8) bad("double_angles must be at most 8");
+    if (cfg.message_ratio_bits < 2 || cfg.message_ratio_bits > 40) bad("message_ratio_bits must be in [2, 40]");
+    if (cfg.ephemeral_weight < 0) bad("ephemeral_weight must be >= 0");
+    if (cfg.encaps_digit_bits < 1 || cfg.encaps_digit_bits > 30) bad("encaps_digit_bits must be in [1, 30]");
+    if (cfg.cts_levels < 1 || cfg.stc_levels < 1) bad("cts_levels and stc_levels must be >= 1");
+}
+
+// The block-diagonal diag(A, A) on 2n slots from the diagonals of A on n slots.
+Diagonals doubled(const Diagonals& a, std::size_t n) {
+    Diagonals out;
+    for (const auto& [k, d] : a) {
+        for (std::size_t r = 0; r < 2 * n; ++r) {
+            const std::size_t rr = r % n;
+            const long off = (rr + static_cast<std::size_t>(k) < n) ? k : k + static_cast<long>(n);  // column wraps inside the block
+            auto& v = out[off % static_cast<long>(2 * n)];
+            if (v.empty()) v.assign(2 * n, cplx(0, 0));
+            v[r] += d[rr];
+        }
+    }
+    return out;
+}
+
+// 2n x 2n matrices: D = diag(c_top * I, c_bottom * I) and M1 = [[I, iI], [I, iI]].
+Diagonals halves(std::size_t n, cplx top, cplx bottom) {
+    Diagonals d;
+    d[0].assign(2 * n, top);
+    for (std::size_t r = n; r < 2 * n; ++r) d[0][r] = bottom;
+    return d;
+}
+Diagonals recombine(std::size_t n) {
+    Diagonals d;
+    d[0].assign(2 * n, cplx(1, 0));
+    d[static_cast<long>(n)].assign(2 * n, cplx(0, 1));
+    for (std::size_t r = n; r < 2 * n; ++r) {
+        d[0][r] = cplx(0, 1);
+        d[static_cast<long>(n)][r] = cplx(1, 0);
+    }
+    return d;
+}
+
+// Scales along a chain of linear transforms from in0 (before the first) to out_last (after the last),
+// applied at levels top, top - 1, ...: a factor at level l turns scale `in` into `out` with plaintexts at
+// pt = out q_l / in, and its diagonals are encoded to pt * max|entry| integers. The product of all pt is
+// fixed by the chain, so the intermediate scales are chosen to give every factor the same precision
+// (the CoeffToSlot factor carrying 1/n would otherwise lose log2(n) bits). Returns (in, out) per factor.
+std::vector<std::pair<double, double>> plan_scales(const Context& c, const std::vector<Diagonals>& factors, std::size_t top, double in0,
+                                                   double out_last) {
+    const std::size_t J = factors.size();
+    std::vector<double> lm(J);  // log2 max |entry|
+    double total = std::log2(out_last) - std::log2(in0);
+    for (std::size_t j = 0; j < J; ++j) {
+        double m = 0;
+        for (const auto& [k, d] : factors[j])
+            for (const auto& v : d) m = std::max(m, std::abs(v));
+        lm[j] = std::log2(m > 0 ? m : 1.0);
+        total += std::log2(static_cast<double>(c.params().q_primes[top - j])) + lm[j];
+    }
+    const double e = total / static_cast<double>(J);  // bits of every factor's encoded entries
+    std::vector<std::pair<double, double>> r(J);
+    double in = std::log2(in0);
+    for (std::size_t j = 0; j < J; ++j) {
+        const double out = j + 1 == J ? std::log2(out_last) : e - lm[j] + in - std::log2(static_cast<double>(c.params().q_primes[top - j]));
+        r[j] = {std::exp2(in), j + 1 == J ? out_last : std::exp2(out)};
+        in = out;
+    }
+    r[0].first = in0;
+    return r;
+}
+
+std::size_t bv_digits(u64 q0, int digit_bits) { return (static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(q0)))) + 1 + digit_bits - 1) / digit_bits + 1; }
+
+}  // namespace
+
+std::size_t BootstrapConfig::evalmod_depth() const {
+    check_config(*this);
+    return chebyshev_depth(cosine_poly(*this), depth_optimal) + double_angles + (arcsin ? kArcsinDepth : 0);
+}
+
+std::vector<int> BootstrapConfig::boot_bits(int stc_bits, int cts_bits) const {
+    std::vector<int> b(stc_levels, stc_bits);
+    b.insert(b.end(), evalmod_depth(), 60);
+    b.insert(b.end(), cts_levels, cts_bits);
+    return b;
+}
+
+CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const BootstrapConfig& cfg, int dnum, int stc_bits, int cts_bits,
+                                 bool insecure, int hamming_weight) {
+    CkksParams p;
+    p.log_n = log_n;
+    p.levels = levels;
+    p.log_scale = log_scale;
+    p.first_mod_bits = 60;
+    p.boot_bits = cfg.boot_bits(stc_bits, cts_bits);
+    p.insecure = insecure;
+    if (hamming_weight > 0) {
+        p.secret = SecretDist::HammingWeight;
+        p.hamming_weight = hamming_weight;
+    }
+    const int primes = levels + 1 + static_cast<int>(p.boot_bits.size());
+    if (dnum == 0 && insecure) dnum = std::min(3, primes);
+    if (dnum > 0) {
+        p.dnum = dnum;
+        p.finalize();
+        return p;
+    }
+    std::string last;
+    for (int d = 1; d <= primes; ++d) {
+        CkksParams t = p;
+        t.dnum = d;
+        try {
+            t.finalize();
+            return t;
+        } catch (const std::invalid_argument& e) {
+            last = e.what();
+        }
+    }
+    throw std::invalid_argument("bootstrappable_params: no dnum fits the 128-bit bound (" + last + ")");
+}
+
+Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig cfg) : ctx_(std::move(ctx)), ev_(ctx_, cfg.merged_moddown), cfg_(cfg) {
+    if (!ctx_) bad("no context");
+    check_config(cfg_);
+    const Context& c = *ctx_;
+    const std::size_t N = c.params().n();
+    n_ = cfg_.slots ? cfg_.slots : N / 2;
+    if (!pow2(n_) || n_ > N / 2 || n_ < 2) bad("slots must be a power of two in [2, N/2 = " + std::to_string(N / 2) + "], got " + std::to_string(n_));
+    gap_ = N / (2 * n_);
+    sparse_ = n_ < N / 2;
+    const std::size_t stages = log2_exact(n_);
+    if (cfg_.cts_levels > stages || cfg_.stc_levels > stages)
+        bad("cts_levels and stc_levels must be at most log2(slots) = " + std::to_string(stages));
+    poly_ = cosine_poly(cfg_);
+    const std::size_t em = cfg_.evalmod_depth();
+    const std::size_t need = cfg_.stc_levels + em + cfg_.cts_levels;
+    if (c.params().boot_bits.size() != need)
+        bad("the parameters have " + std::to_string(c.params().boot_bits.size()) + " bootstrapping levels, this configuration needs " +
+            std::to_string(need) + " (SlotToCoeff " + std::to_string(cfg_.stc_levels) + " + EvalMod " + std::to_string(em) + " + CoeffToSlot " +
+            std::to_string(cfg_.cts_levels) + "); build them with bootstrappable_params");
+    out_level_ = c.user_level();
+    top_ = c.max_level();
+    stc_top_ = out_level_ + cfg_.stc_levels;
+    evalmod_in_ = top_ - cfg_.cts_levels;
+    const double q0 = static_cast<double>(c.params().q_primes[0]);
+    cts_in_ = cfg_.k_range * q0 * static_cast<double>(gap_);
+    evalmod_in_scale_ = c.scale_at(evalmod_in_);
+    // SlotToCoeff input: the scale at which EvalMod's output (sin(2 pi t / q0), read as m) sits near 2^60.
+    stc_in_ = std::ldexp(cfg_.arcsin ? 1.0 : 2 * kPi, 60 - cfg_.message_ratio_bits);
+
+    // CoeffToSlot: the inverse special FFT (with 1/2 for the real / imaginary split), the last factor
+    // of a sparse transform on 2n slots with diag(1/2, -i/2) so that u + conj(u) = [Re w, Im w].
+    const Encoder& enc = c.encoder();
+    auto cts = coeff_to_slot_factors(enc, n_, cfg_.cts_levels, sparse_ ? 1.0 : 0.5);
+    std::vector<std::size_t> cts_slots(cts.size(), n_);
+    if (sparse_) {
+        cts.back() = compose(halves(n_, cplx(0.5, 0), cplx(0, -0.5)), doubled(cts.back(), n_), 2 * n_);
+        cts_slots.back() = 2 * n_;
+    }
+    const auto cts_scales = plan_scales(c, cts, top_, cts_in_, evalmod_in_scale_);
+    for (std::size_t j = 0; j < cts.size(); ++j)
+        cts_.emplace_back(ctx_, cts[j], cts_slots[j], top_ - j, 0, cts_scales[j].first, cts_scales[j].second);
+    // SlotToCoeff: the special FFT; a sparse transform's first factor on 2n slots recombines [a, b] into a + i b.
+    auto stc = slot_to_coeff_factors(enc, n_, cfg_.stc_levels, 1.0);
+    std::vector<std::size_t> stc_slots(stc.size(), n_);
+    if (sparse_) {
+        stc.front() = compose(doubled(stc.front(), n_), recombine(n_), 2 * n_);
+        stc_slots.front() = 2 * n_;
+    }
+    const auto stc_scales = plan_scales(c, stc, stc_top_, stc_in_, c.scale_at(out_level_));
+    for (std::size_t j = 0; j < stc.size(); ++j)
+        stc_.emplace_back(ctx_, stc[j], stc_slots[j], stc_top_ - j, 0, stc_scales[j].first, stc_scales[j].second);
+}
+
+std::vector<long> Bootstrapper::rotations() const {
+    std::set<long> r;
+    for (const auto* v : {&cts_, &stc_})
+        for (const auto& lt : *v)
+            for (long k : lt.rotations()) r.insert(k);
+    for (std::size_t s = n_; s < ctx_->params().n() / 2; s <<= 1) r.insert(static_cast<long>(s));
+    return {r.begin(), r.end()};
+}
+
+BootstrapKeys Bootstrapper::gen_keys(const SecretKey& sk, bool seeded) const {
+    BootstrapKeys k;
+    k.relin = ctx_->gen_relin_key(sk, seeded);
+    k.galois = ctx_->gen_galois_keys(sk, rotations(), /*conjugation=*/true, seeded);
+    gen_encapsulation_keys(sk, k, seeded);
+    return k;
+}
+
+void Bootstrapper::gen_encapsulation_keys(const SecretKey& sk, BootstrapKeys& k, bool seeded) const {
+    const Context& c = *ctx_;
+    if (cfg_.ephemeral_weight > 0) {
+        const std::size_t N = c.params().n();
+        if (static_cast<std::size_t>(cfg_.ephemeral_weight) > N) bad("ephemeral_weight exceeds N");
+        Prng prng(fresh_seed(), 0);
+        std::vector<std::int64_t> sv = sample_hamming(prng, N, static_cast<std::size_t>(cfg_.ephemeral_weight));
+        Poly sp = c.small_poly(sv, c.params().q_primes.size(), Basis::QP, /*secret=*/true);
+        Poly sp0 = c.small_poly(sv, 1, Basis::Q, /*secret=*/true);
+        OPENSSL_cleanse(sv.data(), sv.size() * sizeof(sv[0]));
+        // s' -> s: an ordinary hybrid key under the dense secret.
+        k.from_sparse = std::make_shared<SwitchingKey>(c.gen_switching_key(sk.s, sp, seeded));
+        // s -> s': BV digits over q0: b_i = -a_i s' + e_i + B^i s.
+        Poly s0(c.ring(), 1, Basis::Q, Form::Eval, /*secret=*/true);
+        c.ring()->backend().copy(s0.refs(), sk.s.crefs(0, 1));
+        const Modulus& q0 = c.ring()->mod(0);
+        const std::size_t D = bv_digits(q0.q, cfg_.encaps_digit_bits);
+        u64 pow = 1;
+        const u64 B = (u64(1) << cfg_.encaps_digit_bits) % q0.q;
+        for (std::size_t i = 0; i < D; ++i) {
+            Poly a = expand_uniform(c.ring(), fresh_seed(), 1, Basis::Q);
+            Poly b = c.small_poly(sample_gaussian(prng, N, c.params().sigma), 1, Basis::Q);
+            Poly as;
+            poly_mul(as, a, sp0);
+            poly_sub(b, b, as);
+            poly_mul_const(as, s0, std::vector<u64>{pow});
+            poly_add(b, b, as);
+            k.to_sparse.emplace_back(std::move(b), std::move(a));
+            pow = q0.mul(pow, B);
+        }
+    }
+}
+
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct, const BootstrapKeys& keys, double& delta0) const {
+    if (ct.c0.empty()) bad("empty ciphertext");
+    if (ct.slots != n_) bad("the ciphertext packs " + std::to_string(ct.slots) + " slots, the bootstrapper " + std::to_string(n_));
+    const Context& c = *ctx_;
+    const RingContext& ring = *c.ring();
+    const double q0 = static_cast<double>(c.params().q_primes[0]);
+    Ciphertext x = ev_.drop_to_level(ct, 0);
+    // Message ratio: the integer that brings the scale to q0 / 2^R.
+    const double k = std::round(q0 / (std::ldexp(1.0, cfg_.message_ratio_bits) * x.scale));
+    if (k < 1) bad("the input scale 2^" + std::to_string(std::log2(x.scale)) + " is above q0 / 2^" + std::to_string(cfg_.message_ratio_bits));
+    if (k > 1) x = ev_.mul_round(x, k);
+    delta0 = x.scale;
+
+    Poly c0 = x.c0, c1 = x.c1;
+    if (cfg_.ephemeral_weight > 0) {
+        if (keys.to_sparse.empty() || !keys.from_sparse) bad("no encapsulation keys; generate them with Bootstrapper::gen_keys");
+        // BV key switch s -> s' over q0: balanced digits of c1 in base B.
+        poly_to_coeff(c1);
+        const Modulus& m = ring.mod(0);
+        const int w = cfg_.encaps_digit_bits;
+        const std::int64_t B = std::int64_t(1) << w, half = B / 2;
+        const std::size_t N = ring.n(), D = keys.to_sparse.size();
+        std::vector<std::int64_t> rest(N);
+        for (std::size_t i = 0; i < N; ++i) {
+            const u64 v = c1.limb(0)[i];
+            rest[i] = v > m.q / 2 ? static_cast<std::int64_t>(v) - static_cast<std::int64_t>(m.q) : static_cast<std::int64_t>(v);
+        }
+        Poly v(c.ring(), 1, Basis::Q, Form::Eval);
+        for (std::size_t d = 0; d < D; ++d) {
+            Poly digit(c.ring(), 1, Basis::Q, Form::Coeff);
+            for (std::size_t i = 0; i < N; ++i) {
+                std::int64_t r = ((rest[i] % B) + B) % B;
+                if (r >= half) r -= B;
+                rest[i] = (rest[i] - r) / B;
+                digit.limb(0)[i] = m.from_signed(r);
+            }
+            poly_to_eval(digit);
+            poly_mul_add(c0, digit, keys.to_sparse[d].first);
+            poly_mul_add(v, digit, keys.to_sparse[d].second);
+        }
+        for (std::size_t i = 0; i < N; ++i)
+            if (rest[i] != 0) bad("internal: BV decomposition did not terminate");
+        c1 = std::move(v);
+    }
+    // ModRaise: the centered lift of each coefficient mod q0 to every prime of Q.
+    auto raise = [&](Poly p) {
+        if (p.form() != Form::Coeff) poly_to_coeff(p);
+        Poly r = Poly::uninitialized(c.ring(), top_ + 1, Basis::Q, Form::Coeff);
+        ring.backend().copy(r.refs(0, 1), p.crefs());
+        std::vector<std::uint32_t> from{0}, to;
+        for (std::size_t i = 1; i <= top_; ++i) to.push_back(static_cast<std::uint32_t>(i));
+        std::vector<u64*> out;
+        for (std::size_t i = 1; i <= top_; ++i) out.push_back(r.limb(i));
+        const u64* in[] = {p.limb(0)};
+        ring.backend().base_convert(ring.converter(from, to), in, out, ring.n(), /*centered=*/true);
+        poly_to_eval(r);
+        return r;
+    };
+    Ciphertext out;
+    out.c0 = raise(std::move(c0));
+    out.c1 = raise(std::move(c1));
+    if (cfg_.ephemeral_weight > 0) {
+        auto [u, v] = ev_.key_switch(out.c1, *keys.from_sparse);
+        poly_add(out.c0, out.c0, u);
+        out.c1 = std::move(v);
+    }
+    out.scale = cts_in_;
+    out.slots = n_;
+    return out;
+}
+
+Ciphertext Bootstrapper::sub_sum(const Ciphertext& ct, const GaloisKeys& gk) const {
+    Ciphertext x = ct;
+    x.slots = ctx_->params().n() / 2;
+    for (std::size_t s = n_; s < ctx_->params().n() / 2; s <<= 1) x = ev_.add(x, ev_.rotate(x, static_cast<long>(s), gk));
+    x.slots = n_;
+    return x;
+}
+
+Ciphertext Bootstrapper::apply(const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) const {
+    Ciphertext x = ct;
+    x.slots = lt.slots();  // n or 2n: a polynomial of the n-slot subring reads as [z, z] on 2n slots
+    return cfg_.hoisted_moddown ? lt.apply(x, gk) : lt.apply_plain(x, gk);
+}
+
+Ciphertext Bootstrapper::times_i(const Ciphertext& ct, bool negative) const {
+    // X^(N/2) is i at every slot (zeta^(5^j N / 2) = i^(5^j) = i): an exact product, no level.
+    const Context& c = *ctx_;
+    Plaintext p;
+    p.m = Poly(c.ring(), ct.level() + 1, Basis::Q, Form::Coeff);
+    for (std::size_t i = 0; i < p.m.limbs(); ++i) p.m.limb(i)[c.params().n() / 2] = negative ? p.m.table(i).mod.q - 1 : 1;
+    poly_to_eval(p.m);
+    p.scale = 1;
+    p.slots = ct.slots;
+    return ev_.mul_plain(ct, p);
+}
+
+std::vector<Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& ct, const GaloisKeys& gk) const {
+    Ciphertext x = ct;
+    for (const auto& lt : cts_) x = apply(lt, x, gk);
+    const Ciphertext xc = ev_.conjugate(x, gk);
+    if (sparse_) return {ev_.add(x, xc)};
+    return {ev_.add(x, xc), times_i(ev_.sub(x, xc), /*negative=*/true)};
+}
+
+Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct, const SwitchingKey& rlk, double target_scale) const {
+    const Context& c = *ctx_;
+    const std::size_t r = cfg_.double_angles;
+    // Scales backwards through the double angles: a square at level l lands on s^2 / q_l.
+    const std::size_t sine_out = stc_top_ + (cfg_.arcsin ? kArcsinDepth : 0), poly_out = sine_out + r;
+    // The sine lands near 2^60 (its own level's scale) when the arcsine follows, else on the target.
+    const double sine_scale = cfg_.arcsin ? c.scale_at(sine_out) : target_scale;
+    double s = sine_scale;
+    for (std::size_t j = r; j-- > 0;) s = std::sqrt(s * static_cast<double>(c.params().q_primes[poly_out - j]));
+    Ciphertext x = evaluate_chebyshev(ev_, ct, poly_, rlk, s, cfg_.depth_optimal);
+    if (x.level() != poly_out) bad("internal: EvalMod polynomial landed on level " + std::to_string(x.level()));
+    for (std::size_t j = 0; j < r; ++j) x = ev_.add_const(ev_.mul_int(ev_.mul(x, x, rlk), 2), cplx(-1, 0));
+    x.scale = sine_scale;
+    if (cfg_.arcsin) x = evaluate_chebyshev(ev_, x, arcsin_poly(), rlk, target_scale, true);
+    x.scale = target_scale;
+    return x;
+}
+
+Ciphertext Bootstrapper::slot_to_coeff(const std::vector<Ciphertext>& parts, const GaloisKeys& gk) const {
+    Ciphertext x = parts.size() == 1 ? parts[0] : ev_.add(parts[0], times_i(parts[1], false));
+    for (const auto& lt : stc_) x = apply(lt, x, gk);
+    x.slots = n_;
+    return x;
+}
+
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct, const BootstrapKeys& keys) const {
+    if (!keys.relin || !keys.galois) bad("missing keys; generate them with Bootstrapper::gen_keys");
+    double delta0 = 0;
+    Ciphertext x = mod_raise(ct, keys, delta0);
+    if (sparse_) x = sub_sum(x, *keys.galois);
+    std::vector<Ciphertext> parts = coeff_to_slot(x, *keys.galois);
+    // EvalMod lands on the scale at which its output, sin(2 pi t / q0) ~= 2 pi Delta0 m / q0 or with the
+    // arcsine Delta0 m / q0, reads as m on stc_in_.
+    const double q0 = static_cast<double>(ctx_->params().q_primes[0]);
+    const double target = stc_in_ * q0 / ((cfg_.arcsin ? 1.0 : 2 * kPi) * delta0);
+    for (auto& p : parts) {
+        p = eval_mod(p, *keys.relin, target);
+        p.scale = stc_in_;
+    }
+    return slot_to_coeff(parts, *keys.galois);
+}
+
+}  // namespace ember
