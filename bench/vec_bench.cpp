@@ -1,12 +1,17 @@
-// Micro-benchmark of the element-wise kernels and of the RNS base conversion, one thread: the previous scalar
-// implementations ("old", reproduced below from the code they replaced) against the dispatched ones ("new": IFMA
-// where the CPU and the modulus allow it, the optimized scalar code otherwise).
+// Micro-benchmark of the element-wise kernels and of the RNS base conversion, one thread: a baseline ("old") against
+// the dispatched implementations ("new": IFMA where the CPU and the modulus allow it, else AVX-512F, else the
+// scalar code; EMBER_SIMD=scalar|avx512 caps that). The baseline of the element-wise kernels is, with --vs old
+// (default), the previous scalar implementations reproduced below from the code they replaced, and with
+// --vs scalar the current scalar kernels (detail::vec_*_scalar: what runs without AVX-512); vec_mul_const_add and
+// vec_sub_mul_const have no previous implementation and are measured against the scalar kernels in either mode.
 //
 //   ember_vec_bench [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked]
+//                   [--vs old|scalar]
 //
 // Prints one JSON line per (kernel, bits) with the median nanoseconds per coefficient of `runs` timed runs of each
 // implementation (old and new runs alternate, so both see the same machine load and cache state; --blocked runs
-// each implementation back to back instead), the speedup old / new, and the path the new code takes. Convert
+// each implementation back to back instead), the speedup old / new, the baseline, and the path the new code takes
+// (the outputs of the two are compared, the program fails when they differ). Convert
 // shapes take runs / 2 runs. --clock cpu (default) times with CLOCK_THREAD_CPUTIME_ID, which leaves out the time the
 // thread is descheduled on a shared machine; --clock wall uses steady_clock. Convert shapes (9 -> 24 limbs, the
 // key-switching case at N = 2^16, 25 Q primes, dnum 3, 8 special primes):
@@ -134,6 +139,13 @@ std::vector<u64> rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
     return v;
 }
 
+/// The path the dispatched element-wise kernels take for m (the products; the additive ones need no IFMA).
+const char* vec_path(const Modulus& m) {
+    if (detail::vec_ifma_supported(m)) return "ifma";
+    if (detail::vec_avx512_supported()) return "avx512";
+    return "scalar";
+}
+
 /// One record: the kernel, the fields of `extra` (the case), then the timings.
 void emit(const std::string& kernel, const JsonLine& extra, std::size_t n, int runs, const Pair& p, const char* path) {
     JsonLine(/*spaced=*/true)
@@ -151,6 +163,7 @@ int main(int argc, char** argv) {
     int runs = 31, warmup = 3;
     std::vector<int> bits_list = {50, 60};
     std::string only = "vec,conv";
+    bool vs_scalar = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto next = [&] { return option_value(argc, argv, i); };
@@ -161,8 +174,9 @@ int main(int argc, char** argv) {
         else if (arg == "--clock") g_cpu_clock = std::string(next()) != "wall";
         else if (arg == "--only") only = next();
         else if (arg == "--blocked") g_blocked = true;
+        else if (arg == "--vs") vs_scalar = std::string(next()) == "scalar";
         else {
-            std::fprintf(stderr, "usage: %s [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked] [--vs old|scalar]\n", argv[0]);
             return 2;
         }
     }
@@ -173,30 +187,42 @@ int main(int argc, char** argv) {
             // bits 50: the largest NTT prime below 2^50 (IFMA); otherwise the NTT prime nearest 2^bits
             const u64 q = ntt_primes_near(bits, 1, 1 << 17, {}, bits != 50).at(0);
             const Modulus m(q);
-            const char* path = detail::vec_ifma_supported(m) ? "ifma" : "scalar";
-            const JsonLine extra = JsonLine(true).num("bits", bits);
+            const char* path = vec_path(m);
             auto a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng);
             std::vector<u64> out(n), out2(n);
             const MulConst c(rand_vec(1, q, rng)[0], m);
-            emit("vec_mul", extra, n, runs,
-                 time_pair([&] { old_vec_mul(out.data(), a.data(), b.data(), n, m); },
-                           [&] { vec_mul(out2.data(), a.data(), b.data(), n, m); }, n, runs, warmup), path);
-            if (out != out2) { std::fprintf(stderr, "vec_mul: old and new differ\n"); return 1; }
-            emit("vec_mul_add", extra, n, runs,
-                 time_pair([&] { old_vec_mul_add(out.data(), a.data(), b.data(), n, m); },
-                           [&] { vec_mul_add(out2.data(), a.data(), b.data(), n, m); }, n, runs, warmup), path);
             std::vector<std::vector<u64>> A, Bv;
             for (int t = 0; t < 3; ++t) { A.push_back(rand_vec(n, q, rng)); Bv.push_back(rand_vec(n, q, rng)); }
             const u64* pa[3] = {A[0].data(), A[1].data(), A[2].data()};
             const u64* pb[3] = {Bv[0].data(), Bv[1].data(), Bv[2].data()};
-            emit("vec_dot", JsonLine(true).append(extra).num("terms", 3), n, runs,
-                 time_pair([&] { old_vec_dot(out.data(), pa, pb, 3, n, m); },
-                           [&] { vec_dot(out2.data(), pa, pb, 3, n, m); }, n, runs, warmup), path);
-            if (out != out2) { std::fprintf(stderr, "vec_dot: old and new differ\n"); return 1; }
-            emit("vec_mul_const", extra, n, runs,
-                 time_pair([&] { old_vec_mul_const(out.data(), a.data(), c, n, m); },
-                           [&] { vec_mul_const(out2.data(), a.data(), c, n, m); }, n, runs, warmup), path);
-            if (out != out2) { std::fprintf(stderr, "vec_mul_const: old and new differ\n"); return 1; }
+            // old(out), new(out2) from the same starting values (the accumulating kernels run as often in both)
+            auto run = [&](const std::string& kernel, const JsonLine& extra, const char* baseline,
+                           const std::function<void(u64*)>& old_fn, const std::function<void(u64*)>& new_fn) {
+                out = acc, out2 = acc;
+                emit(kernel, JsonLine(true).num("bits", bits).append(extra).str("baseline", baseline), n, runs,
+                     time_pair([&] { old_fn(out.data()); }, [&] { new_fn(out2.data()); }, n, runs, warmup), path);
+                if (out != out2) { std::fprintf(stderr, "%s: old and new differ\n", kernel.c_str()); std::exit(1); }
+            };
+            const char* base = vs_scalar ? "scalar" : "old";
+            const JsonLine none(true);
+            run("vec_mul", none, base,
+                [&](u64* o) { (vs_scalar ? detail::vec_mul_scalar : old_vec_mul)(o, a.data(), b.data(), n, m); },
+                [&](u64* o) { vec_mul(o, a.data(), b.data(), n, m); });
+            run("vec_mul_add", none, base,
+                [&](u64* o) { (vs_scalar ? detail::vec_mul_add_scalar : old_vec_mul_add)(o, a.data(), b.data(), n, m); },
+                [&](u64* o) { vec_mul_add(o, a.data(), b.data(), n, m); });
+            run("vec_dot", JsonLine(true).num("terms", 3), base,
+                [&](u64* o) { (vs_scalar ? detail::vec_dot_scalar : old_vec_dot)(o, pa, pb, 3, n, m); },
+                [&](u64* o) { vec_dot(o, pa, pb, 3, n, m); });
+            run("vec_mul_const", none, base,
+                [&](u64* o) { (vs_scalar ? detail::vec_mul_const_scalar : old_vec_mul_const)(o, a.data(), c, n, m); },
+                [&](u64* o) { vec_mul_const(o, a.data(), c, n, m); });
+            run("vec_mul_const_add", none, "scalar",
+                [&](u64* o) { detail::vec_mul_const_add_scalar(o, a.data(), c, n, m); },
+                [&](u64* o) { vec_mul_const_add(o, a.data(), c, n, m); });
+            run("vec_sub_mul_const", none, "scalar",
+                [&](u64* o) { detail::vec_sub_mul_const_scalar(o, a.data(), b.data(), c, n, m); },
+                [&](u64* o) { vec_sub_mul_const(o, a.data(), b.data(), c, n, m); });
         }
     }
 

@@ -43,6 +43,7 @@ void bind_bootstrap(nb::module_& m) {
         .def_rw("hoisted_moddown", &BootstrapConfig::hoisted_moddown)
         .def_rw("depth_optimal", &BootstrapConfig::depth_optimal)
         .def("evalmod_depth", &BootstrapConfig::evalmod_depth)
+        .def("resolved", &BootstrapConfig::resolved, "log_n"_a)
         .def("boot_bits", &BootstrapConfig::boot_bits, "stc_bits"_a, "cts_bits"_a);
 
     m.def("bootstrappable_params", &bootstrappable_params, "log_n"_a, "levels"_a, "log_scale"_a, "cfg"_a, "dnum"_a = 0, "stc_bits"_a = 50,

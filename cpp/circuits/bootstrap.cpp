@@ -43,7 +43,8 @@ void check_config(const BootstrapConfig& cfg) {
     if (!(cfg.k_range >= 1 && cfg.k_range <= 1024)) bad("k_range must be in [1, 1024]");
     if (cfg.cheb_degree < 2 || cfg.cheb_degree > 1023) bad("cheb_degree must be in [2, 1023]");
     if (cfg.double_angles > 8) bad("double_angles must be at most 8");
-    if (cfg.message_ratio_bits < 2 || cfg.message_ratio_bits > 40) bad("message_ratio_bits must be in [2, 40]");
+    if (cfg.message_ratio_bits != 0 && (cfg.message_ratio_bits < 2 || cfg.message_ratio_bits > 40))
+        bad("message_ratio_bits must be 0 (automatic) or in [2, 40]");
     if (cfg.ephemeral_weight < 0) bad("ephemeral_weight must be >= 0");
     if (cfg.encaps_digit_bits < 1 || cfg.encaps_digit_bits > 30) bad("encaps_digit_bits must be in [1, 30]");
     if (cfg.cts_levels < 1 || cfg.stc_levels < 1) bad("cts_levels and stc_levels must be >= 1");
@@ -115,6 +116,17 @@ std::size_t bv_digits(u64 q0, int digit_bits) { return (static_cast<std::size_t>
 
 }  // namespace
 
+BootstrapConfig BootstrapConfig::resolved(int log_n) const {
+    BootstrapConfig c = *this;
+    if (log_n < 1 || log_n > 30) bad("log_n out of range");
+    const std::size_t n = slots ? slots : std::size_t(1) << (log_n - 1);
+    if (c.message_ratio_bits == 0) {
+        const double r = std::round(10.5 - 0.5 * std::log2(static_cast<double>(std::max<std::size_t>(n, 1))));
+        c.message_ratio_bits = static_cast<int>(std::clamp(r, 3.0, 12.0));
+    }
+    return c;
+}
+
 std::size_t BootstrapConfig::evalmod_depth() const {
     check_config(*this);
     return chebyshev_depth(cosine_poly(*this), depth_optimal) + double_angles + (arcsin ? kArcsinDepth : 0);
@@ -136,6 +148,9 @@ CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const Boo
     p.first_mod_bits = 60;
     p.boot_bits = cfg.boot_bits(stc_bits, cts_bits);
     p.insecure = insecure;
+    // 8 bits of margin: the key-switching error stays below a rescale's rounding error, and P stays small
+    // enough for dnum = 5 within the 128-bit bound at N = 2^16.
+    p.ks_margin_bits = 8;
     if (hamming_weight > 0) {
         p.secret = SecretDist::HammingWeight;
         p.hamming_weight = hamming_weight;
@@ -164,6 +179,7 @@ CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const Boo
 Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig cfg) : ctx_(std::move(ctx)), ev_(ctx_, cfg.merged_moddown), cfg_(cfg) {
     if (!ctx_) bad("no context");
     check_config(cfg_);
+    cfg_ = cfg_.resolved(ctx_->params().log_n);
     const Context& c = *ctx_;
     const std::size_t N = c.params().n();
     n_ = cfg_.slots ? cfg_.slots : N / 2;

@@ -15,9 +15,12 @@
 // interpolant of cos on [-K, K] / 2^r needs a degree ~ 2 pi K / 2^r + 20 for ~50 bits, so r = 3 or 4
 // double angles keep the degree near 30 and the depth at ~8. The sine's error (2 pi m / q0)^2 / 6
 // (relative) would need a message ratio 2^R of ~2^10, and every error of EvalMod and CoeffToSlot is
-// multiplied by 2^R / 2 pi on the way back to the message; the arcsine correction (s + s^3 / 6) / 2 pi
-// (two levels) leaves a relative error of 3 (2 pi m / q0)^4 / 40, so R = 6 suffices, which is 4 bits of
-// precision.
+// multiplied by 2^R on the way back to the message; the arcsine correction (s + s^3 / 6) / 2 pi (two
+// levels) leaves a relative error of 3 (2 pi m / q0)^4 / 40. For n slots uniform in [-1, 1] the
+// coefficients are ~2.6 / sqrt(n) at most, so R = 10.5 - log2(n) / 2 keeps that error near 2^-30: R = 3
+// for 2^15 slots, 7 bits of precision over R = 10. The coefficient m_0 is the slots' mean: vectors with a large mean
+// (all slots near 0.5, say) lose precision at R = 3 (~13 bits at mean 0.5); message_ratio_bits = 8 or
+// more suits them.
 //
 // Sparse-secret encapsulation (Bossuat et al. 2022): ModRaise is done under an ephemeral secret of
 // Hamming weight h (32), which keeps |I| <= ~6 sqrt(h / 12) instead of ~6 sqrt(N / 18) for the dense
@@ -44,7 +47,7 @@ struct BootstrapConfig {
     double k_range = 12;             // EvalMod covers t / q0 in [-K, K]
     std::size_t cheb_degree = 30;    // degree of the cosine interpolant
     std::size_t double_angles = 3;   // r
-    int message_ratio_bits = 6;      // R: log2(q0 / Delta0)
+    int message_ratio_bits = 0;      // R: log2(q0 / Delta0); 0: round(10.5 - log2(slots) / 2) in [3, 12] (see above)
     bool arcsin = true;              // undo the sine: (s + s^3 / 6) / (2 pi), two more levels, error (2 pi m / q0)^4 / 13
     int ephemeral_weight = 32;       // h of the encapsulation secret; 0: no encapsulation
     int encaps_digit_bits = 4;       // digit size of the BV key s -> s'
@@ -54,6 +57,8 @@ struct BootstrapConfig {
     bool hoisted_moddown = true;     // linear transforms: double hoisting (one ModDown per giant step)
     bool depth_optimal = true;       // polynomial: depth ceil(log2(d + 1)) (more products) or ~sqrt baby steps
 
+    /// This configuration with the automatic fields filled in for a ring of 2^log_n (slots, message ratio).
+    BootstrapConfig resolved(int log_n) const;
     /// Levels EvalMod consumes (the Chebyshev interpolant, the double angles and the arcsine correction).
     std::size_t evalmod_depth() const;
     /// Bit sizes of the bootstrapping primes (CkksParams::boot_bits), bottom to top, for `stc_bits` /

@@ -61,7 +61,6 @@ LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::
         const std::size_t j = k / n1_, i = k % n1_;
         const auto w = rotated(v, -static_cast<long>(j * n1_));
         pts_[j].emplace(i, ctx_->encoder().encode(ctx_->ring(), w, pt_scale_, level + 1, Basis::QP));
-        pts_q_[j].emplace(i, ctx_->encode(w, pt_scale_, level));
     }
 }
 
@@ -89,16 +88,25 @@ Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& 
     check_input(ct);
     const Evaluator ev(ctx_);
     std::map<std::size_t, Ciphertext> baby;
-    for (auto& [j, babies] : pts_q_)
+    for (auto& [j, babies] : pts_)
         for (auto& [i, _] : babies)
             if (!baby.count(i)) baby.emplace(i, ev.rotate(ct, static_cast<long>(i), gk));
+    // The plaintexts over Q_level: the Q limbs of the ones encoded over Q_level U P (the same encoding).
+    auto q_part = [&](const Poly& qp) {
+        Plaintext pt;
+        pt.m = Poly::uninitialized(qp.ring_ptr(), qp.q_limbs(), Basis::Q, Form::Eval);
+        qp.ring().backend().copy(pt.m.refs(), qp.crefs(0, qp.q_limbs()));
+        pt.scale = pt_scale_;
+        pt.slots = slots_;
+        return pt;
+    };
     Ciphertext acc;
     bool first = true;
-    for (auto& [j, babies] : pts_q_) {
+    for (auto& [j, babies] : pts_) {
         Ciphertext inner;
         bool f = true;
-        for (auto& [i, pt] : babies) {
-            Ciphertext t = ev.mul_plain(baby.at(i), pt);
+        for (auto& [i, pqp] : babies) {
+            Ciphertext t = ev.mul_plain(baby.at(i), q_part(pqp));
             inner = f ? t : ev.add(inner, t);
             f = false;
         }

@@ -44,8 +44,6 @@ private:
     double in_scale_, out_scale_, pt_scale_;
     // giant step j -> baby step i -> rot_{-n1 j}(diag_{n1 j + i}) encoded over Q_level U P (evaluation form)
     std::map<std::size_t, std::map<std::size_t, Poly>> pts_;
-    // the same plaintexts over Q_level only, for the reference path
-    std::map<std::size_t, std::map<std::size_t, Plaintext>> pts_q_;
 };
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 #include "ckks/encoder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -90,14 +91,36 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
     fft_special_inv(w);
     const std::size_t gap = n_ / (2 * slots);
     Poly p(ring, q_limbs, basis, Form::Coeff);
-    // bound check: the message must stay below q_0 * ... (here: below 2^(bits of Q) / 2)
-    for (std::size_t k = 0; k < slots; ++k) {
-        const double re = std::round(w[k].real() * scale), im = std::round(w[k].imag() * scale);
-        if (std::fabs(re) >= 0x1.0p1000 || std::fabs(im) >= 0x1.0p1000) throw std::invalid_argument("encode: value * scale is too large");
-        for (std::size_t i = 0; i < p.limbs(); ++i) {
-            const Modulus& q = p.table(i).mod;
-            p.limb(i)[k * gap] = residue_of(re, q);
-            p.limb(i)[(k + slots) * gap] = residue_of(im, q);
+    // Each rounded value is m * 2^e with |m| < 2^53 (e = 0 below 2^63): its residues are m * (2^e mod q),
+    // with 2^e mod q computed once per limb and exponent (large scales, e.g. linear-transform
+    // plaintexts at 2^60 and more, would otherwise cost a modular power per value and limb).
+    struct Split {
+        std::int64_t m;
+        int e;
+    };
+    std::vector<Split> parts(2 * slots);
+    int emax = 0;
+    for (std::size_t k = 0; k < 2 * slots; ++k) {
+        const double v = std::round((k < slots ? w[k].real() : w[k - slots].imag()) * scale);
+        if (std::fabs(v) >= 0x1.0p1000) throw std::invalid_argument("encode: value * scale is too large");
+        if (std::fabs(v) < 9.2e18) {
+            parts[k] = {static_cast<std::int64_t>(v), 0};
+        } else {
+            int exp = 0;
+            const double mant = std::frexp(v, &exp);  // v = mant * 2^exp, |mant| in [0.5, 1)
+            parts[k] = {static_cast<std::int64_t>(std::ldexp(mant, 53)), exp - 53};
+            emax = std::max(emax, exp - 53);
+        }
+    }
+    for (std::size_t i = 0; i < p.limbs(); ++i) {
+        const Modulus& q = p.table(i).mod;
+        std::vector<u64> pow2(static_cast<std::size_t>(emax) + 1);
+        pow2[0] = 1;
+        for (std::size_t e = 1; e < pow2.size(); ++e) pow2[e] = q.add(pow2[e - 1], pow2[e - 1]);
+        u64* d = p.limb(i);
+        for (std::size_t k = 0; k < 2 * slots; ++k) {
+            const u64 r = q.from_signed(parts[k].m);
+            d[k * gap] = parts[k].e == 0 ? r : q.mul(r, pow2[static_cast<std::size_t>(parts[k].e)]);
         }
     }
     poly_to_eval(p);

@@ -49,10 +49,12 @@ void CkksParams::finalize() {
     if (log_scale < 20 || log_scale > 60) bad("log_scale must be in [20, 60], got " + std::to_string(log_scale));
     if (first_mod_bits < log_scale || first_mod_bits > 61)
         bad("first_mod_bits must be in [log_scale = " + std::to_string(log_scale) + ", 61], got " + std::to_string(first_mod_bits));
-    if (dnum < 1 || dnum > levels + 1) bad("dnum must be in [1, levels + 1 = " + std::to_string(levels + 1) + "], got " + std::to_string(dnum));
+    const int q_count = levels + 1 + static_cast<int>(boot_bits.size());
+    if (dnum < 1 || dnum > q_count) bad("dnum must be in [1, number of Q primes = " + std::to_string(q_count) + "], got " + std::to_string(dnum));
     if (special_mod_bits != 0 && (special_mod_bits < 20 || special_mod_bits > 61))
         bad("special_mod_bits must be 0 (auto) or in [20, 61], got " + std::to_string(special_mod_bits));
     if (!(sigma > 0 && sigma < 100)) bad("sigma must be in (0, 100)");
+    if (ks_margin_bits < 0 || ks_margin_bits > 60) bad("ks_margin_bits must be in [0, 60], got " + std::to_string(ks_margin_bits));
     if (boot_bits.size() > 64) bad("at most 64 bootstrapping primes, got " + std::to_string(boot_bits.size()));
     for (int b : boot_bits)
         if (b < 20 || b > 61) bad("boot_bits entries must be in [20, 61], got " + std::to_string(b));
@@ -90,7 +92,7 @@ void CkksParams::finalize() {
         std::size_t last = qn - std::min(qn, j * a), first = qn - std::min(qn, (j + 1) * a);
         if (last > first) max_digit = std::max(max_digit, bits_of(q_primes, first, last));
     }
-    constexpr double kMarginBits = 16;
+    const double kMarginBits = ks_margin_bits;
     std::size_t k = static_cast<std::size_t>(std::ceil((max_digit + kMarginBits) / (sp_bits - 0.5)));
     p_primes = ntt_primes_near(sp_bits, k, two_n, q_primes, true);
     while (bits_of(p_primes, 0, p_primes.size()) < max_digit + kMarginBits) p_primes = ntt_primes_near(sp_bits, ++k, two_n, q_primes, true);
@@ -125,6 +127,7 @@ std::array<std::uint8_t, 32> CkksParams::hash() const {
     put(static_cast<std::uint64_t>(log_n));
     put(static_cast<std::uint64_t>(levels));
     put(static_cast<std::uint64_t>(dnum));
+    put(static_cast<std::uint64_t>(ks_margin_bits));
     put(static_cast<std::uint64_t>(log_scale));
     put(static_cast<std::uint64_t>(secret));
     put(static_cast<std::uint64_t>(hamming_weight));

@@ -20,7 +20,8 @@ struct CkksParams {
     int log_scale = 50;        // scale Delta = 2^log_scale; the rescaling primes are near it
     int first_mod_bits = 60;   // q_0, the prime left after the last rescale
     int dnum = 3;              // digits of hybrid key switching: alpha = ceil((L+1)/dnum) primes a digit
-    int special_mod_bits = 0;  // 0: 60. K special primes, the fewest with log P >= largest digit + 16 bits
+    int special_mod_bits = 0;  // 0: 60. K special primes, the fewest with log P >= largest digit + ks_margin_bits
+    int ks_margin_bits = 16;   // key-switching error ~ (digit / P) alpha sigma N: P exceeds the largest digit by this
     SecretDist secret = SecretDist::Ternary;
     int hamming_weight = 0;    // for SecretDist::HammingWeight
     double sigma = 3.2;        // error standard deviation

@@ -6,14 +6,11 @@
 // to z. A remainder r = x - qhat * q whose true value is known to lie in [0, 2^52) is computed modulo 2^52 as
 // lo52(x) + lo52(qhat * (2^52 - q)) and masked, so no 64-bit multiply is needed (sub_qhat_q).
 //
-// GCC 12 flags the self-initialized _mm512_undefined_* inside the intrinsic headers (a known false positive).
+// The generic AVX-512F lane helpers (bcast, masks, reduce_once, ...) live in math/avx512_util.hpp and are visible here
+// under ifma:: too.
 #pragma once
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "math/avx512_util.hpp"  // first: it silences GCC 12's false positives inside the intrinsic headers
 
 #include <cstddef>
 
@@ -23,26 +20,12 @@ namespace ember::detail::ifma {
 
 constexpr u64 kMask52 = (u64(1) << 52) - 1;
 
-/// x in every lane.
-inline __m512i bcast(u64 x) { return _mm512_set1_epi64(static_cast<long long>(x)); }
-
-/// The first r lanes of a partial group, r < 8 (the n % 8 tail after the whole groups).
-inline __mmask8 tail_mask(std::size_t r) { return static_cast<__mmask8>((1u << r) - 1u); }
-
-/// The first min(avail, 8) lanes.
-inline __mmask8 lanes_mask(std::size_t avail) { return avail >= 8 ? static_cast<__mmask8>(0xffu) : tail_mask(avail); }
-
-/// The first min(avail, 8) words at p, zeros in the other lanes (nothing is read past them).
-inline __m512i load_lanes(const u64* p, std::size_t avail) { return _mm512_maskz_loadu_epi64(lanes_mask(avail), p); }
-
-/// Stores the first min(avail, 8) lanes of v at p (a plain store when all 8 fit).
-inline void store_lanes(u64* p, std::size_t avail, __m512i v) {
-    if (avail >= 8) _mm512_storeu_si512(p, v);
-    else _mm512_mask_storeu_epi64(p, tail_mask(avail), v);
-}
-
-/// r in [0, 2q) -> [0, q) (unsigned min: r - q wraps above r when r < q).
-inline __m512i reduce_once(__m512i r, __m512i q) { return _mm512_min_epu64(r, _mm512_sub_epi64(r, q)); }
+using avx512::bcast;
+using avx512::lanes_mask;
+using avx512::load_lanes;
+using avx512::reduce_once;
+using avx512::store_lanes;
+using avx512::tail_mask;
 
 /// t - qhat * q mod 2^52 (negq = 2^52 - q, mask = 2^52 - 1): the remainder of a Barrett or Shoup estimate qhat of
 /// the quotient of t, exact when its true value lies in [0, 2^52).

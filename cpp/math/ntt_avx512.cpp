@@ -3,7 +3,8 @@
 // AVX-512 has no 64x64 -> 128-bit multiply, so the Shoup quotient Q = hi64(y * w'), w' = floor(w * 2^64 / q),
 // is estimated from three 32x32 -> 64-bit products (_mm512_mul_epu32):
 //     Q~ = yh*wh + (yh*wl >> 32) + (yl*wh >> 32)       (the dropped carries make Q - Q~ in {0, 1, 2})
-// and r = y*w - Q~*q (mod 2^64, _mm512_mullo_epi64) lies in [0, 4q) for any y < 2^64.
+// and r = y*w - Q~*q (mod 2^64, _mm512_mullo_epi64) lies in [0, 4q) for any y < 2^64 (avx512::mul_shoup_lazy4 in
+// math/avx512_util.hpp, shared with the element-wise kernels).
 //
 // Value states: clean = in [0, 2q) or [0, 4q) as stated (or [0, q) at the very ends); raw = some value below
 // 8q (< 2^64 for q < 2^61) that may only feed a product or a sum that is reduced afterwards.
@@ -18,10 +19,7 @@
 // 2.5x faster than the scalar one on Sapphire Rapids, so ntt_forward / ntt_inverse dispatch to it. The two twiddle
 // layouts of the in-register stages (full tables, or the compact NttTables::TailQuad with one product more per
 // vector pair in three stages) are those of the IFMA kernel too.
-// GCC 12 reports false (maybe-)uninitialized positives inside the AVX-512 intrinsic headers (_mm512_undefined_*).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
+#include "math/avx512_util.hpp"  // first: it silences GCC 12's false positives inside the intrinsic headers
 
 #include <algorithm>
 #include <array>
@@ -58,16 +56,9 @@ struct Tw {
 };
 
 /// y * w mod q in [0, 4q) for any y < 2^64.
-inline V mul_raw(V y, const Tw& tw, const Consts& k) {
-    const V yh = _mm512_srli_epi64(y, 32);
-    const V hh = _mm512_mul_epu32(yh, tw.wph);
-    const V hl = _mm512_mul_epu32(yh, tw.wp);
-    const V lh = _mm512_mul_epu32(y, tw.wph);
-    const V qt = _mm512_add_epi64(hh, _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(lh, 32)));
-    return _mm512_sub_epi64(_mm512_mullo_epi64(y, tw.w), _mm512_mullo_epi64(qt, k.q));
-}
+inline V mul_raw(V y, const Tw& tw, const Consts& k) { return avx512::mul_shoup_lazy4(y, tw.w, tw.wp, tw.wph, k.q); }
 /// [0, 2m) -> [0, m)
-inline V reduce(V x, V m) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, m)); }
+inline V reduce(V x, V m) { return avx512::reduce_once(x, m); }
 /// y * w mod q in [0, 2q).
 inline V mul_clean(V y, const Tw& tw, const Consts& k) { return reduce(mul_raw(y, tw, k), k.q2); }
 

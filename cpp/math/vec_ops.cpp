@@ -111,6 +111,14 @@ void dot_fixed(u64* out, const u64* const* a, const u64* const* b, std::size_t n
 
 }  // namespace
 
+std::size_t dot_barrett_chunk(const Modulus& m) {
+    // chunk * (q-1)^2 + (q-1) < 2^(62+bits) (the partial result of the previous chunk, below q, starts the next
+    // one), so that x >> s fits a word and the estimate error stays below 2.
+    const u128 qm1 = m.q - 1;
+    const u128 lim = u128(1) << (62 + m.bits);
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::min<u128>(32, (lim - 1 - qm1) / (qm1 * qm1))));
+}
+
 void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
     if (terms == 0) return;  // as the plain loop: nothing is written
     const Barrett64 br(m);
@@ -127,11 +135,7 @@ void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::siz
         }
         return;
     }
-    // Terms per chunk: chunk * (q-1)^2 + (q-1) < 2^(62+bits) (the partial result of the previous chunk, below q,
-    // starts the next one), so that x >> s fits a word and the estimate error stays below 2.
-    const u128 qm1 = m.q - 1;
-    const u128 lim = u128(1) << (62 + m.bits);
-    const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(std::min<u128>(32, (lim - 1 - qm1) / (qm1 * qm1))));
+    const std::size_t chunk = dot_barrett_chunk(m);
     if (terms <= chunk && terms <= 4) {
         switch (terms) {
             case 1: return dot_fixed<1>(out, a, b, n, br);
@@ -174,26 +178,32 @@ void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& 
 }
 void vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_ifma(out, a, b, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_mul_avx512(out, a, b, n, m);
     detail::vec_mul_scalar(out, a, b, n, m);
 }
 void vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_add_ifma(acc, a, b, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_mul_add_avx512(acc, a, b, n, m);
     detail::vec_mul_add_scalar(acc, a, b, n, m);
 }
 void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_ifma(out, a, c, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_mul_const_avx512(out, a, c, n, m);
     detail::vec_mul_const_scalar(out, a, c, n, m);
 }
 void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_add_ifma(out, a, c, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_mul_const_add_avx512(out, a, c, n, m);
     detail::vec_mul_const_add_scalar(out, a, c, n, m);
 }
 void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_dot_ifma(out, a, b, terms, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_dot_avx512(out, a, b, terms, n, m);
     detail::vec_dot_scalar(out, a, b, terms, n, m);
 }
 void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
     if (detail::vec_ifma_supported(m)) return detail::vec_sub_mul_const_ifma(out, a, b, c, n, m);
+    if (detail::vec_avx512_supported()) return detail::vec_sub_mul_const_avx512(out, a, b, c, n, m);
     detail::vec_sub_mul_const_scalar(out, a, b, c, n, m);
 }
 

@@ -1,7 +1,9 @@
-// AVX-512 element-wise kernels (compiled with AVX-512 F/DQ/VL/BW/IFMA flags; entered only after the CPUID checks
-// in vec_ops.cpp). Each lane holds one coefficient; the n % 8 tail uses masked loads and stores.
+// AVX-512 IFMA element-wise kernels, q < 2^50 (compiled with AVX-512 F/DQ/VL/BW/IFMA flags; entered only after
+// vec_ifma_supported in vec_ops.cpp). Each lane holds one coefficient; the n % 8 tail uses masked loads and stores.
+// The plain AVX-512F kernels (vec_add / sub / neg / add_const for any q, the products for the primes above 2^50)
+// are in math/vec_ops_avx512.cpp.
 //
-// IFMA kernels (q < 2^50), on the lane helpers of math/ifma_util.hpp (52-bit products, remainders modulo 2^52):
+// On the lane helpers of math/ifma_util.hpp (52-bit products, remainders modulo 2^52):
 //
 //  * vec_mul / vec_mul_add: Barrett. x = a * b (+ acc) < q^2 is split by the IFMA pair into hi * 2^52 + lo,
 //    c1 = floor(x / 2^s) < 2^52 and qhat = floor(c1 * mu / 2^52) with mu = floor(2^(52+s) / q) < 2^52. The estimate
@@ -13,8 +15,6 @@
 //    H < 2^52; a chunk's residue starts the next one), then x = H * 2^52 + L = H * R + L (mod q) with
 //    R = 2^52 mod q, reduced by two Shoup estimates (H * R with R' = floor(R * 2^52 / q), L with floor(2^52 / q))
 //    to [0, 4q), then two conditional subtractions.
-//  * vec_add / sub / neg / add_const: plain AVX-512F, the same formulas as the scalar code (any q < 2^63), the
-//    conditional subtraction being an unsigned min(s, s - q).
 #include "math/ifma_util.hpp"
 
 #include <algorithm>
@@ -27,24 +27,10 @@ namespace ember::detail {
 namespace {
 
 using namespace ifma;
-
-// out[i..i+8) = f(the same lanes of each input stream) over n values: whole groups of 8, then the n % 8 tail
-// with masked loads and stores.
-template <class F, class... In>
-inline void map_lanes(u64* out, std::size_t n, F f, const In*... in) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, f(_mm512_loadu_si512(in + i)...));
-    if (i < n) {
-        const __mmask8 k = tail_mask(n - i);
-        _mm512_mask_storeu_epi64(out + i, k, f(_mm512_maskz_loadu_epi64(k, in + i)...));
-    }
-}
-template <class F>
-inline void map1(u64* out, const u64* a, std::size_t n, F f) { map_lanes(out, n, f, a); }
-template <class F>
-inline void map2(u64* out, const u64* a, const u64* b, std::size_t n, F f) { map_lanes(out, n, f, a, b); }
-template <class F>
-inline void map3(u64* out, const u64* a, const u64* b, const u64* c, std::size_t n, F f) { map_lanes(out, n, f, a, b, c); }
+using avx512::for_groups;
+using avx512::map1;
+using avx512::map2;
+using avx512::map3;
 
 // ---- Barrett parameters for a * b (+ c) mod q, q < 2^50 ----------------------------------------------------------
 struct MulParams {
@@ -152,35 +138,10 @@ void dot_kernel(u64* out, const u64* const* a, const u64* const* b, std::size_t 
         }
         return reduce(L, H);
     };
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, group(i, static_cast<__mmask8>(0xff)));
-    if (i < n) {
-        const __mmask8 k = tail_mask(n - i);
-        _mm512_mask_storeu_epi64(out + i, k, group(i, k));
-    }
+    for_groups(out, n, group);
 }
 
 }  // namespace
-
-// ---- AVX-512F ------------------------------------------------------------------------------------------------------
-
-void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    const __m512i q = bcast(m.q);
-    map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_add_epi64(x, y), q); });
-}
-void vec_sub_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
-    const __m512i q = bcast(m.q);
-    map2(out, a, b, n, [&](__m512i x, __m512i y) { return reduce_once(_mm512_sub_epi64(_mm512_add_epi64(x, q), y), q); });
-}
-void vec_neg_avx512(u64* out, const u64* a, std::size_t n, const Modulus& m) {
-    const __m512i q = bcast(m.q);
-    map1(out, a, n, [&](__m512i x) { return _mm512_maskz_sub_epi64(_mm512_test_epi64_mask(x, x), q, x); });
-}
-void vec_add_const_avx512(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
-    const __m512i q = bcast(m.q);
-    const __m512i cv = bcast(c);
-    map1(out, a, n, [&](__m512i x) { return reduce_once(_mm512_add_epi64(x, cv), q); });
-}
 
 // ---- IFMA ----------------------------------------------------------------------------------------------------------
 

@@ -1,14 +1,16 @@
-// Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_ifma.cpp) and of the
-// base conversion kernels (math/rns.cpp, math/rns_ifma.cpp).
+// Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_avx512.cpp,
+// math/vec_ops_ifma.cpp) and of the base conversion kernels (math/rns.cpp, math/rns_ifma.cpp).
 //
 // The public functions in vec_ops.hpp / BaseConverter::convert dispatch here at run time (CPUID, see
 // cpu_features). Tests and benchmarks call these directly to force one path, guarded by the *_supported
 // predicates. Every path returns fully reduced outputs, so all of them are bit-identical to the scalar code.
 //
-//  * *_avx512 kernels (vec_add/sub/neg/add_const): plain AVX-512F, any q < 2^63. Precondition: vec_avx512_supported().
+//  * *_avx512 kernels: plain AVX-512F/DQ (64-bit products from 32x32 -> 64-bit pieces), any q < 2^61 (the
+//    additive ones any q < 2^63). Precondition: vec_avx512_supported(). The dispatcher takes them for the moduli the
+//    IFMA kernels do not take (q >= 2^50: the 60-bit primes), and for all moduli on CPUs without IFMA.
 //  * *_ifma kernels: 52-bit lanes (_mm512_madd52lo/hi_epu64). Precondition: vec_ifma_supported(m), i.e. the CPU
 //    has AVX-512 F/DQ/VL/IFMA, q < 2^50 and q is not a power of two.
-//  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback and the path of the 60-bit primes).
+//  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback without AVX-512, or EMBER_SIMD=scalar).
 //  * base_convert_ifma: any bases of primes below 2^61 (52-bit digit Montgomery accumulation); precondition
 //    base_convert_ifma_supported(conv). base_convert_scalar: any bases (the fallback).
 #pragma once
@@ -40,11 +42,17 @@ void vec_mul_const_add_scalar(u64* out, const u64* a, const MulConst& c, std::si
 void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
 void vec_sub_mul_const_scalar(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
 
-// ---- AVX-512F (math/vec_ops_ifma.cpp, entered only after vec_avx512_supported()) -------------------------------
+// ---- AVX-512F (math/vec_ops_avx512.cpp, entered only after vec_avx512_supported()) -----------------------------
 void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
 void vec_sub_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
 void vec_neg_avx512(u64* out, const u64* a, std::size_t n, const Modulus& m);
 void vec_add_const_avx512(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+void vec_mul_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_add_avx512(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_const_avx512(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_mul_const_add_avx512(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_dot_avx512(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
+void vec_sub_mul_const_avx512(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
 
 // ---- IFMA (math/vec_ops_ifma.cpp, entered only after vec_ifma_supported(m)) ------------------------------------
 void vec_mul_ifma(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
@@ -82,6 +90,11 @@ struct Barrett64 {
         return csub(xl - qh * q, q);
     }
 };
+
+/// Terms of vec_dot summed before one reduction with the Barrett64 constants (at least 1, at most 32):
+/// chunk * (q-1)^2 + (q-1) < 2^(62+bits), so that x >> s fits a word (the residue of the previous chunk, below q,
+/// starts the next one). Requires Barrett64(m).ok.
+std::size_t dot_barrett_chunk(const Modulus& m);
 
 // ---- base conversion (math/rns.cpp, math/rns_ifma.cpp) -----------------------------------------------------------
 /// Portable blocked kernel (any bases; bit-identical to convert_reference).

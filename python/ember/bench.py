@@ -11,7 +11,7 @@ from . import _ember
 from .context import Context
 from .params import CkksParams
 
-OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul")
+OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul")  # `boot`: bench_boot.py
 
 
 def _precision(err: float) -> float:

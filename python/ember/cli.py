@@ -24,6 +24,33 @@ def _emit(records: list[dict], stream=sys.stdout) -> None:
     Console(file=stream).print(t)
 
 
+def _or(value, default):
+    return default if value is None else value
+
+
+class _progress:
+    """A rich status line on a terminal (stderr), nothing on a pipe; call the object with the stage name."""
+
+    def __init__(self, enabled: bool):
+        self._enabled, self._status = enabled, None
+
+    def __enter__(self):
+        if self._enabled:
+            from rich.console import Console
+            self._status = Console(stderr=True).status("bootstrapping")
+            self._status.__enter__()
+        return self
+
+    def __call__(self, msg: str):
+        if self._status is not None:
+            self._status.update(f"ember bench boot: {msg}")
+
+    def __exit__(self, *exc):
+        if self._status is not None:
+            self._status.__exit__(*exc)
+        return False
+
+
 def _bench(args) -> int:
     from . import bench
 
@@ -31,10 +58,19 @@ def _bench(args) -> int:
     records = []
     for op in ops:
         try:
-            rec = bench.run(op, log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
-                            runs=args.runs, log_scale=args.log_scale, first_mod_bits=args.first_mod_bits,
-                            hoisted=args.hoisted, prime_bits=args.prime_bits, insecure=args.insecure,
-                            log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
+            if op == "boot":
+                from . import bench_boot
+                off = tuple(o for o in bench_boot.MAD_OPTIONS if getattr(args, "no_" + o))
+                with _progress(sys.stderr.isatty()) as step:
+                    rec = bench_boot.run(log_n=args.log_n, levels=_or(args.levels, 9), log_scale=_or(args.log_scale, 45),
+                                         dnum=_or(args.dnum, 0), threads=args.threads, runs=_or(args.runs, 3),
+                                         slots=args.slots, secret=args.secret, insecure=args.insecure,
+                                         seeded=not args.no_key_compression, off=off, progress=step)
+            else:
+                rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, 24), dnum=_or(args.dnum, 3),
+                                threads=args.threads, runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
+                                first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
+                                insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -61,13 +97,20 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("bench", help="time an operation; JSON lines on a pipe, a table on a terminal")
-    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul", "all"])
+    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul", "boot",
+                                  "all"], help="'all' runs every op but boot")
     b.add_argument("--log-n", type=int, default=16)
-    b.add_argument("--levels", type=int, default=24)
-    b.add_argument("--dnum", type=int, default=3)
+    b.add_argument("--levels", type=int, default=None, help="levels (default 24; boot: 9 levels left after bootstrapping)")
+    b.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 3; boot: 0 = smallest secure)")
     b.add_argument("--threads", type=int, default=2)
-    b.add_argument("--runs", type=int, default=10)
-    b.add_argument("--log-scale", type=int, default=50)
+    b.add_argument("--runs", type=int, default=None, help="timed runs after one warm-up (default 10; boot: 3)")
+    b.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50; boot: 45)")
+    b.add_argument("--slots", type=int, default=None, help="boot: slots bootstrapped (default N/2)")
+    b.add_argument("--secret", choices=["ternary", "sparse"], default="ternary", help="boot: secret distribution")
+    b.add_argument("--no-merged-moddown", action="store_true", help="boot: MAD option off: ModDown merged with Rescale")
+    b.add_argument("--no-hoisted-moddown", action="store_true", help="boot: MAD option off: double hoisting in linear transforms")
+    b.add_argument("--no-depth-optimal", action="store_true", help="boot: polynomial with sqrt(d) baby steps (one more level)")
+    b.add_argument("--no-key-compression", action="store_true", help="boot: keys without PRNG seeds")
     b.add_argument("--first-mod-bits", type=int, default=60)
     b.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many")
     b.add_argument("--prime-bits", type=int, default=49, help="prime size for ntt / intt (< 50: IFMA path)")
@@ -92,7 +135,8 @@ def main(argv=None) -> int:
         mod.add_parser(sub)
 
     args = p.parse_args(argv)
-    if getattr(args, "runs", 1) < 1:
+    runs = getattr(args, "runs", 1)
+    if runs is not None and runs < 1:
         p.error("--runs must be >= 1")
     return args.fn(args)
 

@@ -39,13 +39,14 @@ class CkksParams:
     bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
 
     @classmethod
-    def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 40, slots: Optional[int] = None,
+    def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 45, slots: Optional[int] = None,
                        secret: str = "ternary", hamming_weight: int = 192, dnum: int = 0, cts_levels: int = 3,
                        stc_levels: int = 3, insecure: bool = False, **options) -> "CkksParams":
         """A parameter set with bootstrapping levels on top of `levels` computation levels.
 
         Ciphertexts are encrypted at level `levels` and ctx.bootstrap() returns them there, on the scale
-        2**log_scale. Above it sit SlotToCoeff (`stc_levels`, 50-bit primes), EvalMod (60-bit primes: a
+        2**log_scale (45 by default: at N = 2^16 a rescale's rounding alone limits a 2^40 ciphertext to ~24
+        bits). Above it sit SlotToCoeff (`stc_levels`, 50-bit primes), EvalMod (60-bit primes: a
         Chebyshev cosine, double angles and an arcsine correction) and CoeffToSlot (`cts_levels`, 56-bit).
 
         Args:
@@ -54,7 +55,8 @@ class CkksParams:
                 (Hamming weight `hamming_weight`; a 128-bit estimate is known only for log_n = 16,
                 h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set).
             dnum: key-switching digits; 0 picks the smallest within the security bound.
-            options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits,
+            options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits (0: automatic,
+                10.5 - log2(slots) / 2; for slot vectors with a large mean use 8 or more),
                 arcsin, ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
                 merged_moddown, hoisted_moddown, depth_optimal (the MAD options).
         """
@@ -65,6 +67,7 @@ class CkksParams:
             if not hasattr(cfg, k) or k.startswith("_") or callable(getattr(cfg, k)):
                 raise ValueError(f"CkksParams.bootstrappable: unknown option {k!r}")
             setattr(cfg, k, v)
+        cfg = cfg.resolved(int(log_n))  # the automatic message ratio for this slot count
         if secret not in ("ternary", "sparse"):
             raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse', got {secret!r}")
         core = _ember.bootstrappable_params(int(log_n), int(levels), int(log_scale), cfg, dnum=int(dnum),

@@ -1,5 +1,6 @@
 // Vector and optimized scalar kernels (math/vec_simd.hpp) against references: every path of every element-wise
-// kernel against plain __int128 arithmetic, and BaseConverter::convert (each path) against convert_reference.
+// kernel against plain __int128 arithmetic, the AVX-512F products against the scalar kernels (the primes of
+// 50..61 bits they serve), and BaseConverter::convert (each path) against convert_reference.
 // Forced-IFMA / AVX-512 cases are skipped on CPUs without those instructions. Fixed seeds throughout.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "math/cpu_features.hpp"
@@ -37,6 +39,15 @@ std::vector<u64> simd_moduli() {
     qs.push_back(ntt_primes_near(61, 1, 1 << 17, {}, false).at(0));
     qs.push_back((u64(1) << 61) - 1);
     qs.push_back(1000003);
+    return qs;
+}
+
+// NTT primes near 2^50 (those above it are beyond the IFMA kernels), 2^55, 2^58, 2^60 and below 2^61: the
+// AVX-512F path of the products. Four of each size (both sides of 2^bits), three below 2^61.
+std::vector<u64> wide_primes() {
+    std::vector<u64> qs;
+    for (int bits : {50, 55, 58, 60}) for (u64 q : ntt_primes_near(bits, 4, 1 << 17)) qs.push_back(q);
+    for (u64 q : ntt_primes_near(61, 3, 1 << 17, {}, false)) qs.push_back(q);
     return qs;
 }
 
@@ -78,6 +89,12 @@ const Paths kIfma{"ifma", detail::vec_add_avx512, detail::vec_sub_avx512, detail
                   detail::vec_add_const_avx512, detail::vec_mul_ifma, detail::vec_mul_add_ifma,
                   detail::vec_mul_const_ifma, detail::vec_mul_const_add_ifma, detail::vec_dot_ifma,
                   detail::vec_sub_mul_const_ifma};
+
+// AVX-512F everywhere (the products for any q < 2^61)
+const Paths kAvx512{"avx512", detail::vec_add_avx512, detail::vec_sub_avx512, detail::vec_neg_avx512,
+                    detail::vec_add_const_avx512, detail::vec_mul_avx512, detail::vec_mul_add_avx512,
+                    detail::vec_mul_const_avx512, detail::vec_mul_const_add_avx512, detail::vec_dot_avx512,
+                    detail::vec_sub_mul_const_avx512};
 
 void check_paths(const Paths& P, u64 q, std::size_t n, std::mt19937_64& rng, bool mul_ok, bool add_ok) {
     SCOPED_TRACE(P.name + " q=" + std::to_string(q) + " n=" + std::to_string(n));
@@ -206,6 +223,115 @@ TEST(VecSimd, Avx512AndIfmaMatchInt128) {
         for (std::size_t n : {std::size_t(1), std::size_t(3), std::size_t(9), std::size_t(15)}) check_paths(kIfma, q, n, rng, mul_ok, true);
     }
     if (ifma) EXPECT_GE(ifma_moduli, 7);
+}
+
+// ---- AVX-512F products against the scalar kernels --------------------------------------------------------------
+
+// Operands of the multiplicative kernels: a, b, acc, constants, and the operands of up to max_terms dot terms.
+struct MulInputs {
+    Vec a, b, acc;
+    std::vector<u64> consts;
+    std::vector<Vec> A, B;
+};
+
+MulInputs mul_inputs(std::size_t n, u64 q, std::size_t max_terms, std::mt19937_64& rng) {
+    MulInputs in{rand_vec(n, q, rng), rand_vec(n, q, rng), rand_vec(n, q, rng), {0, 1, q - 1, q / 2}, {}, {}};
+    in.consts.push_back(std::uniform_int_distribution<u64>(0, q - 1)(rng));
+    for (std::size_t t = 0; t < max_terms; ++t) { in.A.push_back(rand_vec(n, q, rng)); in.B.push_back(rand_vec(n, q, rng)); }
+    // the largest sums: every term (q-1)^2 in coefficient 5, and in the last one (in the n % 8 tail when there is one)
+    for (std::size_t t = 0; t < max_terms && n >= 8; ++t) in.A[t][5] = in.B[t][5] = in.A[t][n - 1] = in.B[t][n - 1] = q - 1;
+    return in;
+}
+
+// Every multiplicative kernel of P on `in`, out of place and in place, each output with its name.
+std::vector<std::pair<std::string, Vec>> mul_outputs(const Paths& P, const Modulus& m, const MulInputs& in,
+                                                     const std::vector<std::size_t>& term_counts) {
+    const std::size_t n = in.a.size();
+    std::vector<std::pair<std::string, Vec>> r;
+    auto add = [&](std::string name, Vec v) { r.emplace_back(std::move(name), std::move(v)); };
+    Vec out(n, 12345);
+    P.mul(out.data(), in.a.data(), in.b.data(), n, m), add("mul", out);
+    P.mul(out.data(), in.a.data(), in.a.data(), n, m), add("square", out);
+    out = in.a, P.mul(out.data(), out.data(), in.b.data(), n, m), add("mul in place", out);
+    out = in.acc, P.mul_add(out.data(), in.a.data(), in.b.data(), n, m), add("mul_add", out);
+    out = in.a, P.mul_add(out.data(), out.data(), in.b.data(), n, m), add("mul_add aliased", out);
+    for (u64 cw : in.consts) {
+        const MulConst c(cw, m);
+        const std::string k = " c=" + std::to_string(cw);
+        P.mul_const(out.data(), in.a.data(), c, n, m), add("mul_const" + k, out);
+        out = in.acc, P.mul_const_add(out.data(), in.a.data(), c, n, m), add("mul_const_add" + k, out);
+        P.sub_mul_const(out.data(), in.a.data(), in.b.data(), c, n, m), add("sub_mul_const" + k, out);
+        out = in.b, P.sub_mul_const(out.data(), in.a.data(), out.data(), c, n, m), add("sub_mul_const in place" + k, out);
+    }
+    std::vector<const u64*> pa, pb;
+    for (std::size_t t = 0; t < in.A.size(); ++t) { pa.push_back(in.A[t].data()); pb.push_back(in.B[t].data()); }
+    for (std::size_t terms : term_counts) {
+        out.assign(n, 777);
+        P.dot(out.data(), pa.data(), pb.data(), terms, n, m), add("dot terms=" + std::to_string(terms), out);
+    }
+    return r;
+}
+
+void expect_same_outputs(const Paths& P, const Modulus& m, const MulInputs& in, const std::vector<std::size_t>& term_counts) {
+    const auto want = mul_outputs(kScalar, m, in, term_counts), got = mul_outputs(P, m, in, term_counts);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        const Vec &w = want[k].second, &g = got[k].second;
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            ASSERT_LT(w[i], m.q) << want[k].first << " i=" << i;
+            ASSERT_EQ(g[i], w[i]) << P.name << " " << want[k].first << " q=" << m.q << " n=" << w.size() << " i=" << i;
+        }
+    }
+}
+
+TEST(VecSimd, Avx512MulMatchesScalar) {
+    if (!detail::vec_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512 F/DQ/VL";
+    std::mt19937_64 rng(106);
+    // around the dot specializations (1..4) and the chunk sizes (2..32 terms per reduction, depending on q)
+    const std::vector<std::size_t> terms = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 32, 33, 40};
+    std::vector<u64> qs = wide_primes();
+    for (u64 q : simd_moduli()) qs.push_back(q);  // smaller moduli too: the AVX-512F kernels serve any q < 2^61
+    for (u64 q : qs) {
+        const Modulus m(q);
+        for (std::size_t n : {1, 3, 7, 8, 9, 15, 17, 64, 203, 1000}) {
+            SCOPED_TRACE("q=" + std::to_string(q) + " n=" + std::to_string(n));
+            expect_same_outputs(kAvx512, m, mul_inputs(n, q, terms.back(), rng), terms);
+        }
+        // a whole limb at N = 2^16 (a few term counts)
+        expect_same_outputs(kAvx512, m, mul_inputs(65536 + 3, q, 5, rng), {1, 3, 5});
+        // edge values only: every operand 0, or every operand q - 1 (the largest products and sums)
+        for (u64 v : {u64(0), q - 1}) {
+            MulInputs in = mul_inputs(203, q, terms.back(), rng);
+            for (Vec* x : {&in.a, &in.b, &in.acc}) std::fill(x->begin(), x->end(), v);
+            for (auto& x : in.A) std::fill(x.begin(), x.end(), v);
+            for (auto& x : in.B) std::fill(x.begin(), x.end(), v);
+            expect_same_outputs(kAvx512, m, in, terms);
+        }
+    }
+}
+
+TEST(VecSimd, Avx512MatchesInt128) {
+    if (!detail::vec_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512 F/DQ/VL";
+    std::mt19937_64 rng(107);
+    std::vector<u64> qs = wide_primes();
+    for (u64 q : simd_moduli()) qs.push_back(q);
+    for (u64 q : {u64(2), u64(3), u64(1) << 40}) qs.push_back(q);  // no Barrett64 constants: scalar inside
+    for (u64 q : qs)
+        for (std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(64), std::size_t(1000)}) check_paths(kAvx512, q, n, rng, true, true);
+}
+
+TEST(VecSimd, Avx512MulAllBitSizes) {
+    if (!detail::vec_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512 F/DQ/VL";
+    // every bit size up to 61, at both ends of the range and in the middle (the Barrett64 shift, the dot chunk and
+    // the middle-product cap change with bits and q / 2^bits)
+    std::mt19937_64 rng(108);
+    for (int bits = 3; bits <= 61; ++bits) {
+        for (u64 q : {(u64(1) << (bits - 1)) + 1, (u64(1) << bits) - 1, (u64(1) << (bits - 1)) + (u64(1) << (bits - 2)) + 1}) {
+            const Modulus m(q);
+            SCOPED_TRACE("q=" + std::to_string(q));
+            expect_same_outputs(kAvx512, m, mul_inputs(203, q, 33, rng), {1, 2, 3, 4, 5, 9, 17, 33});
+        }
+    }
 }
 
 TEST(VecSimd, IfmaMulAllBitSizes) {

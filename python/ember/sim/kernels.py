@@ -668,13 +668,17 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
 def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
     """apply(hoisted=False) (apply_plain): each baby step rotated on its own, mul_plain per diagonal, sums,
     a rotation per giant step, one Rescale. The Ciphertext copies of the C++ (a rotation by 0 returns a copy,
-    the first term of a sum is copied) are memcpy here."""
+    the first term of a sum is copied) and the copy of each plaintext's Q limbs are memcpy here."""
     baby = {i: (m.rotate(a, f"rot{i}") if i else m.copy_ct(a)) for i in plan.babies}
     acc: Optional[Ct] = None
     for j, babies in plan.steps:
         inner: Optional[Ct] = None
         for i in babies:
-            t = m.mul_plain(baby[i], m.plaintext(a.q, f"diag{j}.{i}"))
+            # the plaintext's Q limbs, copied out of its encoding over Q U P (the C++ keeps one encoding)
+            pt = m.tmp(a.q, name=f"diag{j}.{i}.q")
+            m.copy(pt, range(a.q), m.plaintext(a.q, f"diag{j}.{i}"), range(a.q))
+            t = m.mul_plain(baby[i], pt)
+            m.free(pt)
             new = m.copy_ct(t) if inner is None else m.add_ct(inner, t)
             m.free_ct(t, *([inner] if inner is not None else []))
             inner = new

@@ -1,0 +1,69 @@
+"""`ember bench boot`: bootstrapping time, precision, levels left and key sizes (one JSON object)."""
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+
+import numpy as np
+
+from .context import Context
+from .params import CkksParams
+
+# MAD techniques that can be switched off (BootstrapConfig fields), and key compression.
+MAD_OPTIONS = ("merged_moddown", "hoisted_moddown", "depth_optimal")
+
+
+def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, threads: int = 2, runs: int = 3,
+        slots: int | None = None, secret: str = "ternary", insecure: bool = False, seeded: bool = True,
+        off: tuple[str, ...] = (), progress=None, **options) -> dict:
+    """Bootstraps `runs` fresh encryptions of uniform complex inputs in [-1, 1]^2 (after one warm-up).
+
+    off: MAD options to switch off (see MAD_OPTIONS); seeded=False stores keys uncompressed.
+    """
+    for name in off:
+        if name not in MAD_OPTIONS:
+            raise ValueError(f"unknown MAD option {name!r}; choose from {', '.join(MAD_OPTIONS)}")
+        options[name] = False
+    step = progress or (lambda msg: None)
+    step("parameters")
+    params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
+                                       dnum=dnum, insecure=insecure, **options)
+    ctx = Context(params, threads=threads)
+    step("linear transforms")
+    t0 = time.perf_counter()
+    boot = ctx.bootstrapper()
+    setup_s = time.perf_counter() - t0
+    step("keys")
+    t0 = time.perf_counter()
+    keys = ctx.keygen(bootstrapping=True, seeded=seeded)
+    keygen_s = time.perf_counter() - t0
+    n = boot.slots
+    rng = np.random.default_rng(1)
+    ms, worst, out = [], 0.0, None
+    for r in range(runs + 1):
+        step(f"bootstrap {r}/{runs}")
+        x = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
+        ct = ctx.encrypt(x, keys.public, level=0)
+        t0 = time.perf_counter()
+        out = ct.bootstrap()
+        dt = (time.perf_counter() - t0) * 1e3
+        if r == 0:
+            continue  # warm-up
+        ms.append(dt)
+        worst = max(worst, float(np.abs(out.decrypt(keys.secret) - x).max()))
+    info = ctx.bootstrap_key_info
+    prec = float(-np.log2(max(worst, 2.0 ** -60)))
+    log_q_after = float(sum(np.log2(float(q)) for q in params.q_primes[: out.level + 1]))
+    med_s = statistics.median(ms) / 1e3
+    return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend="cpu", runs=runs,
+                median_ms=round(statistics.median(ms), 1), min_ms=round(min(ms), 1), max_ms=round(max(ms), 1),
+                precision_bits=round(prec, 2), slots=n, levels_after=out.level, log_scale_after=round(float(np.log2(out.scale)), 2),
+                log_q_after=round(log_q_after, 1), key_bytes=info["key_bytes"], key_bytes_compressed=info["key_bytes_compressed"],
+                rotation_keys=info["rotation_keys"], log_qp=round(params.log_qp, 1), secret=secret,
+                special_primes=len(params.p_primes), bootstrapping_levels=len(params.boot_bits),
+                setup_s=round(setup_s, 2), keygen_s=round(keygen_s, 2),
+                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                # MAD's Eq. 3: slots x log Q after bootstrapping x precision / seconds
+                throughput=round(n * log_q_after * prec / med_s, 1),
+                options={k: bool(getattr(params.bootstrap_config, k)) for k in MAD_OPTIONS} | {"key_compression": bool(seeded)})

@@ -1,0 +1,219 @@
+"""Bootstrapping from Python: ctx.bootstrap / ct.bootstrap at N = 2^12 (insecure) against numpy, the
+bootstrapping keys, errors; one N = 2^16 full-slot run marked slow.
+
+Error model (derived in tests/cpp/test_bootstrap.cpp, whose numbers it reuses): bootstrapping the message z
+gives z + E(z) + noise, where
+
+* E(z) is EvalMod's deterministic error, computed here in float64: every message coefficient c is read
+  as s = sin(2 pi c Delta0 / q0) and returned as (q0 / Delta0) (s + s^3 / 6) / (2 pi) (the arcsine's
+  truncation, ~(3/40) (2 pi)^4 2^(-4R) c^5); it depends on the message and is large for few slots or
+  large coefficients (R = message_ratio_bits, Delta0 = k * scale with k = round(q0 / (2^R scale)));
+* noise <= C 2^R sqrt(2n) sqrt(N / 18) sqrt(min(4n, N)) 2^-60 with C = 4 K 4^r (K = k_range,
+  r = double_angles): the rescale rounding at the 60-bit EvalMod scale, decoded over the 2n' coefficients
+  of an n'-slot ciphertext, times EvalMod's gain, 2^R on the way back to the message and sqrt(2n) for
+  SlotToCoeff's sum (measured 2 to 3 bits below it for N = 2^12 .. 2^16, 64 .. 32768 slots);
+* plus 12 sqrt(2 n N) / Delta: the input's own error and SlotToCoeff's final rounding onto Delta.
+"""
+import time
+
+import numpy as np
+import pytest
+
+import ember
+
+BOOT = dict(log_n=12, levels=2, slots=16, insecure=True)
+
+
+# ---- the canonical embedding of the n-slot subring (independent of the encoder) ----------------------------------
+# z_j = sum_{k<n} w_k rho_j^k, w_k = c_k + i c_{k+n}, rho_j = exp(i pi 5^j / 2n). The 5^j mod 4n run over
+# a = 4m + 1, so with zp[m] = z_j for 5^j = 4m + 1: w_k = exp(-i pi k / 2n) fft(zp)_k / n.
+
+def _perm(n):
+    g = np.array([pow(5, j, 4 * n) for j in range(n)])
+    return (g - 1) // 4  # m of every slot j
+
+
+def message_coeffs(z):
+    n = len(z)
+    zp = np.empty(n, complex)
+    zp[_perm(n)] = z
+    w = np.exp(-1j * np.pi * np.arange(n) / (2 * n)) * np.fft.fft(zp) / n
+    return np.concatenate([w.real, w.imag])
+
+
+def message_slots(c):
+    n = len(c) // 2
+    w = c[:n] + 1j * c[n:]
+    zp = n * np.fft.ifft(w * np.exp(1j * np.pi * np.arange(n) / (2 * n)))
+    return zp[_perm(n)]
+
+
+def boot_model(ctx, z, in_scale):
+    """(expected = z + E(z), max |E|, noise bound) for bootstrapping a ciphertext of message z on in_scale."""
+    p, cfg = ctx.params, ctx.params.bootstrap_config
+    N, n, q0 = 2 ** p.log_n, len(z), float(p.q_primes[0])
+    ratio = 2.0 ** cfg.message_ratio_bits
+    delta0 = round(q0 / (ratio * in_scale)) * in_scale
+    s = np.sin(2 * np.pi * message_coeffs(np.asarray(z, complex)) * delta0 / q0)
+    expected = message_slots((q0 / delta0) * ((s + s ** 3 / 6) if cfg.arcsin else s) / (2 * np.pi))
+    C = 4 * cfg.k_range * 4.0 ** cfg.double_angles
+    noise = C * ratio * np.sqrt(2 * n) * np.sqrt(N / 18) * np.sqrt(min(4 * n, N)) * 2.0 ** -60
+    floor = 12 * np.sqrt(2 * n * N) / ctx.scale_at(ctx.user_level)
+    return expected, np.abs(expected - z).max(), noise + floor
+
+
+def err(got, want):
+    return np.abs(np.asarray(got) - np.asarray(want)).max()
+
+
+def test_embedding_inverts_and_matches_the_encoder():
+    rng = np.random.default_rng(0)
+    for n in (2, 16, 512):
+        z = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
+        assert err(message_slots(message_coeffs(z)), z) < 1e-13
+    # a constant vector is the polynomial c_0 + c_n X^(N/2) (X^(N/2) is i in every slot)
+    assert np.allclose(message_coeffs(np.full(8, 1 + 2j)), [1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0])
+
+
+@pytest.fixture(scope="module")
+def boot():
+    ctx = ember.Context(ember.CkksParams.bootstrappable(**BOOT), threads=2)
+    return ctx, ctx.keygen(bootstrapping=True)
+
+
+def test_bootstrap_after_products(boot):
+    ctx, keys = boot
+    assert ctx.user_level == 2 and ctx.max_level > ctx.user_level
+    n = BOOT["slots"]
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(-1, 1, (2, n))
+    cx, cy = ctx.encrypt(x, keys.public), ctx.encrypt(y, keys.public)
+    p = (cx * cy) * cx
+    assert p.level == 0
+    before = ctx.decrypt(p, keys.secret)
+    # before bootstrapping: the fresh errors (4 units each) and two products' roundings (8 units each),
+    # |x|, |y| <= 1: 16 units after x y, 28 after x y x; unit sqrt(2 n N) / Delta for n decoded slots
+    unit = np.sqrt(2 * n * 2 ** ctx.params.log_n) / 2.0 ** ctx.params.log_scale
+    assert err(before, x * x * y) < 28 * unit
+
+    t = time.perf_counter()
+    out = p.bootstrap()
+    elapsed = time.perf_counter() - t
+    assert out.level == ctx.user_level
+    assert out.scale == ctx.scale_at(ctx.user_level)
+    assert out.slots == n
+    after = ctx.decrypt(out, keys.secret)
+    expected, det, bound = boot_model(ctx, before, p.scale)
+    print(f"bootstrap {n} slots: {elapsed:.3f} s; against before + E: 2^{np.log2(err(after, expected)):.2f} "
+          f"(bound 2^{np.log2(bound):.2f}); precision 2^{np.log2(err(after, x * x * y)):.2f} (max |E| 2^{np.log2(det):.2f})")
+    assert err(after, expected) < bound
+    assert err(after, x * x * y) < det + bound + 28 * unit
+
+    # ctx.bootstrap is the same operation
+    fresh = ctx.bootstrap(cx)
+    assert fresh.level == ctx.user_level
+    expected_x, det_x, bound_x = boot_model(ctx, x, cx.scale)
+    assert err(ctx.decrypt(fresh, keys.secret), expected_x) < bound_x
+
+    # the refreshed ciphertext multiplies again: the tensor product decrypts to after^2 exactly, the
+    # relinearization and rescale add one rounding term (8 units at the scale of level 1)
+    sq = out * out
+    assert sq.level == ctx.user_level - 1
+    unit1 = np.sqrt(2 * n * 2 ** ctx.params.log_n) / ctx.scale_at(sq.level)
+    assert err(ctx.decrypt(sq, keys.secret), after * after) < 8 * unit1
+    d = err(after, x * x * y)
+    assert err(ctx.decrypt(sq, keys.secret), (x * x * y) ** 2) < d * (2 + d) + 8 * unit1
+    both = out * fresh
+    assert err(ctx.decrypt(both, keys.secret), after * ctx.decrypt(fresh, keys.secret)) < 8 * unit1
+
+
+def test_bootstrap_key_info(boot):
+    ctx, keys = boot
+    info = ctx.bootstrap_key_info
+    assert set(info) == {"rotation_keys", "key_bytes", "key_bytes_compressed"}
+    assert all(isinstance(v, int) and v > 0 for v in info.values())
+    assert info["key_bytes_compressed"] < info["key_bytes"]
+    # exactly the bootstrapper's rotations plus conjugation
+    assert info["rotation_keys"] == len(ctx.bootstrapper().rotations) + 1
+    assert len(keys.galois.elements) == info["rotation_keys"]
+    # unseeded keys do not compress
+    other = ember.Context(ember.CkksParams.bootstrappable(**BOOT), threads=2)
+    other.keygen(bootstrapping=True, seeded=False)
+    plain = other.bootstrap_key_info
+    assert plain["key_bytes_compressed"] == plain["key_bytes"] == info["key_bytes"]
+
+
+def test_errors(boot, small):
+    ctx, keys = boot
+    # a context from plain CkksParams cannot bootstrap
+    sctx, skeys = small
+    sct = sctx.encrypt(np.zeros(16), skeys.public)
+    with pytest.raises(ValueError, match="cannot bootstrap"):
+        sctx.bootstrap(sct)
+    with pytest.raises(ValueError, match="cannot bootstrap"):
+        sct.bootstrap()
+    with pytest.raises(ValueError, match="keygen"):
+        sctx.bootstrap_key_info
+    # a bootstrappable context before keygen(bootstrapping=True)
+    fresh = ember.Context(ember.CkksParams.bootstrappable(**BOOT), threads=1)
+    fkeys = fresh.keygen()
+    with pytest.raises(ValueError, match=r"keygen\(bootstrapping=True\)"):
+        fresh.bootstrap(fresh.encrypt(np.zeros(16), fkeys.public))
+    with pytest.raises(ValueError, match=r"keygen\(bootstrapping=True\)"):
+        fresh.bootstrap_key_info
+    # options
+    with pytest.raises(ValueError, match="unknown option 'no_such_option'"):
+        ember.CkksParams.bootstrappable(**BOOT, no_such_option=1)
+    with pytest.raises(ValueError, match="unknown option"):
+        ember.CkksParams.bootstrappable(**BOOT, evalmod_depth=3)  # a method of the configuration, not a field
+    with pytest.raises(ValueError, match="secret"):
+        ember.CkksParams.bootstrappable(**BOOT, secret="dense")
+    with pytest.raises(ValueError, match="message_ratio_bits"):
+        ember.CkksParams.bootstrappable(**BOOT, message_ratio_bits=1)
+    # N = 2^12 cannot hold the bootstrapping chain at 128 bits
+    with pytest.raises(ValueError, match="128-bit"):
+        ember.CkksParams.bootstrappable(log_n=12, levels=2)
+    # the ciphertext must pack the bootstrapper's slot count
+    with pytest.raises(ValueError, match="8 slots"):
+        ctx.encrypt(np.zeros(8), keys.public).bootstrap()
+    with pytest.raises(TypeError):
+        ctx.bootstrap(np.zeros(16))
+
+
+def test_dnum_may_use_the_bootstrapping_primes():
+    # 19 primes in Q (3 user + 16 bootstrapping): dnum = 5 is a valid partition
+    p = ember.CkksParams.bootstrappable(**BOOT, dnum=5)
+    assert p.dnum == 5
+
+
+def test_insecure_refusal_names_log_qp():
+    with pytest.raises(ValueError, match="exceeds the 128-bit security bound"):
+        ember.CkksParams.bootstrappable(log_n=12, levels=2)
+
+
+@pytest.mark.slow
+def test_full_slots_n16():
+    """N = 2^16, all 32768 slots, the default configuration (scale 2^45, R = 3, ternary secret at 128 bits).
+    At 2^40 the output's own rounding (~2^-23.5 for any fresh ciphertext at N = 2^16) would already be below
+    25 bits, hence the 2^45 default. The 25-bit floor is thin (25.1 to 25.9 bits measured)."""
+    params = ember.CkksParams.bootstrappable(log_n=16)
+    assert not params.insecure and params.secret == "ternary"
+    ctx = ember.Context(params, threads=2)
+    t = time.perf_counter()
+    keys = ctx.keygen(bootstrapping=True)
+    t_keys = time.perf_counter() - t
+    rng = np.random.default_rng(16)
+    z = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(z, keys.public)
+    t = time.perf_counter()
+    out = ct.bootstrap()
+    t_boot = time.perf_counter() - t
+    assert out.level == ctx.user_level and out.scale == ctx.scale_at(ctx.user_level)
+    got = ctx.decrypt(out, keys.secret)
+    expected, det, bound = boot_model(ctx, z, ct.scale)
+    bits = -np.log2(err(got, z))
+    print(f"N = 2^16 full slots ({params!r}, R = {params.bootstrap_config.message_ratio_bits}): keygen {t_keys:.1f} s, "
+          f"bootstrap {t_boot:.1f} s, precision {bits:.2f} bits, against z + E 2^{np.log2(err(got, expected)):.2f} "
+          f"(model bound 2^{np.log2(bound):.2f}, max |E| 2^{np.log2(det):.2f})")
+    assert bits >= 25
+    assert err(got, expected) < bound
