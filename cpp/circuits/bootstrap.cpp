@@ -217,7 +217,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig c
     }
     const auto cts_scales = plan_scales(c, cts, top_, cts_in_, evalmod_in_scale_);
     for (std::size_t j = 0; j < cts.size(); ++j)
-        cts_.emplace_back(ctx_, cts[j], cts_slots[j], top_ - j, 0, cts_scales[j].first, cts_scales[j].second);
+        cts_.emplace_back(ctx_, cts[j], cts_slots[j], top_ - j, 0, cts_scales[j].first, cts_scales[j].second, cfg_.hoisted_moddown);
     // SlotToCoeff: the special FFT; a sparse transform's first factor on 2n slots recombines [a, b] into a + i b.
     auto stc = slot_to_coeff_factors(enc, n_, cfg_.stc_levels, 1.0);
     std::vector<std::size_t> stc_slots(stc.size(), n_);
@@ -227,7 +227,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig c
     }
     const auto stc_scales = plan_scales(c, stc, stc_top_, stc_in_, c.scale_at(out_level_));
     for (std::size_t j = 0; j < stc.size(); ++j)
-        stc_.emplace_back(ctx_, stc[j], stc_slots[j], stc_top_ - j, 0, stc_scales[j].first, stc_scales[j].second);
+        stc_.emplace_back(ctx_, stc[j], stc_slots[j], stc_top_ - j, 0, stc_scales[j].first, stc_scales[j].second, cfg_.hoisted_moddown);
 }
 
 std::vector<long> Bootstrapper::rotations() const {
@@ -362,7 +362,7 @@ Ciphertext Bootstrapper::sub_sum(const Ciphertext& ct, const GaloisKeys& gk) con
 Ciphertext Bootstrapper::apply(const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) const {
     Ciphertext x = ct;
     x.slots = lt.slots();  // n or 2n: a polynomial of the n-slot subring reads as [z, z] on 2n slots
-    return cfg_.hoisted_moddown ? lt.apply(x, gk) : lt.apply_plain(x, gk);
+    return lt.apply(x, gk);  // double hoisting when the plaintexts are raised (hoisted_moddown), else single
 }
 
 Ciphertext Bootstrapper::times_i(const Ciphertext& ct, bool negative) const {

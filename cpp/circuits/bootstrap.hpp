@@ -54,7 +54,8 @@ struct BootstrapConfig {
 
     // MAD techniques, each can be switched off (the results agree with the plain paths).
     bool merged_moddown = true;      // products: ModDown merged with the rescale (one division by P q_l)
-    bool hoisted_moddown = true;     // linear transforms: double hoisting (one ModDown per giant step)
+    bool hoisted_moddown = true;     // linear transforms: double hoisting (one ModDown per giant step,
+                                     // plaintexts over QP); off: single hoisting (ModUp shared, plaintexts over Q)
     bool depth_optimal = true;       // polynomial: depth ceil(log2(d + 1)) (more products) or ~sqrt baby steps
 
     /// This configuration with the automatic fields filled in for a ring of 2^log_n (slots, message ratio).

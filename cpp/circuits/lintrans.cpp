@@ -1,6 +1,8 @@
 #include "circuits/lintrans.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,23 +18,57 @@ std::vector<cplx> rotated(const std::vector<cplx>& v, long k) {  // np.roll(v, -
     return out;
 }
 
-// Baby-step count: the power of two minimising (#baby rotations) + (#giant rotations).
+// Diagonal k (in [0, slots)) as a signed offset in (-slots/2, slots/2], split as n1 j + i with i in [0, n1).
+std::pair<long, std::size_t> split_index(std::size_t k, std::size_t slots, std::size_t n1) {
+    const long s = k <= slots / 2 ? static_cast<long>(k) : static_cast<long>(k) - static_cast<long>(slots);
+    const long m = static_cast<long>(n1);
+    const long j = s >= 0 ? s / m : -((-s + m - 1) / m);
+    return {j, static_cast<std::size_t>(s - j * m)};
+}
+
+// Baby-step count: the power of two minimising (#baby rotations) + (#giant rotations); the giant steps are
+// chained (Horner), one rotation by +-n1 per step from the farthest one in.
 std::size_t choose_n1(const std::set<std::size_t>& idx, std::size_t slots) {
     std::size_t best = 1, best_cost = SIZE_MAX;
     for (std::size_t n1 = 1; n1 <= slots; n1 <<= 1) {
-        std::set<std::size_t> bi, gi;
-        for (auto k : idx) { bi.insert(k % n1); gi.insert(k / n1); }
-        const std::size_t cost = bi.size() + gi.size();
+        std::set<std::size_t> bi;
+        long jmin = 0, jmax = 0;
+        for (auto k : idx) {
+            const auto [j, i] = split_index(k, slots, n1);
+            bi.insert(i);
+            jmin = std::min(jmin, j);
+            jmax = std::max(jmax, j);
+        }
+        const std::size_t cost = bi.size() + static_cast<std::size_t>(jmax - jmin);
         if (cost < best_cost) { best_cost = cost; best = n1; }
     }
     return best;
 }
 
+// sum_j rot_{n1 j}(S_j) over the giant steps j != 0 of one sign, by Horner's rule:
+// rot_{+-n1}(S_{+-1} + rot_{+-n1}(S_{+-2} + ...)), every step a rotation by the same +-n1 (two keys in
+// all instead of one per giant step). Acc: the running sum's type; rot and add act on it.
+// The sums are moved out of the map.
+template <class Acc, class Rot, class Add>
+std::optional<Acc> horner(std::map<long, Acc>& sums, int sign, Rot&& rot, Add&& add) {
+    long far = 0;
+    for (const auto& [j, _] : sums)
+        if (j * sign > far) far = j * sign;
+    std::optional<Acc> a;
+    for (long t = far; t >= 1; --t) {
+        if (a) a = rot(*a);
+        auto it = sums.find(t * sign);
+        if (it != sums.end()) a = a ? add(*a, it->second) : std::move(it->second);
+    }
+    if (a) a = rot(*a);
+    return a;
+}
+
 }  // namespace
 
 LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals,
-                                 std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale)
-    : ctx_(std::move(ctx)), slots_(slots), level_(level) {
+                                 std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale, bool raised)
+    : ctx_(std::move(ctx)), slots_(slots), level_(level), raised_(raised) {
     if (!ctx_) throw std::invalid_argument("LinearTransform: no context");
     if (slots == 0 || (slots & (slots - 1)) || slots > ctx_->slots())
         throw std::invalid_argument("LinearTransform: slots must be a power of two in [1, " + std::to_string(ctx_->slots()) + "], got " + std::to_string(slots));
@@ -49,6 +85,7 @@ LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::
     }
     std::set<std::size_t> idx;
     for (auto& [k, _] : diag) idx.insert(k);
+    if (slots == 1) n1 = 1;
     n1_ = n1 ? n1 : choose_n1(idx, slots);
     if (n1_ == 0 || (n1_ & (n1_ - 1)) || n1_ > slots) throw std::invalid_argument("LinearTransform: n1 must be a power of two <= slots");
     if (in_scale < 0 || out_scale < 0 || !std::isfinite(in_scale) || !std::isfinite(out_scale))
@@ -58,16 +95,20 @@ LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::
     // Plaintexts at the scale that lands the rescaled result exactly on out_scale.
     pt_scale_ = out_scale_ * static_cast<double>(ctx_->params().q_primes[level]) / in_scale_;
     for (auto& [k, v] : diag) {
-        const std::size_t j = k / n1_, i = k % n1_;
-        const auto w = rotated(v, -static_cast<long>(j * n1_));
-        pts_[j].emplace(i, ctx_->encoder().encode(ctx_->ring(), w, pt_scale_, level + 1, Basis::QP));
+        const auto [j, i] = split_index(k, slots, n1_);
+        const auto w = rotated(v, -j * static_cast<long>(n1_));
+        Plaintext pt;
+        pt.m = ctx_->encoder().encode(ctx_->ring(), w, pt_scale_, level + 1, raised_ ? Basis::QP : Basis::Q);
+        pt.scale = pt_scale_;
+        pt.slots = slots_;
+        pts_[j].emplace(i, std::move(pt));
     }
 }
 
 std::vector<long> LinearTransform::rotations() const {
     std::set<long> r;
     for (auto& [j, babies] : pts_) {
-        if (j) r.insert(static_cast<long>(j * n1_));
+        if (j) r.insert(j > 0 ? static_cast<long>(n1_) : -static_cast<long>(n1_));
         for (auto& [i, _] : babies) if (i) r.insert(static_cast<long>(i));
     }
     return {r.begin(), r.end()};
@@ -84,6 +125,51 @@ void LinearTransform::check_input(const Ciphertext& ct) const {
                                     " differs from the transform's input scale 2^" + std::to_string(std::log2(in_scale_)));
 }
 
+Plaintext LinearTransform::q_part(const Plaintext& p) {
+    Plaintext pt = p;
+    pt.m = Poly::uninitialized(p.m.ring_ptr(), p.m.q_limbs(), Basis::Q, Form::Eval);
+    p.m.ring().backend().copy(pt.m.refs(), p.m.crefs(0, p.m.q_limbs()));
+    return pt;
+}
+
+Ciphertext LinearTransform::apply_single(const Ciphertext& ct, const GaloisKeys& gk) const {
+    const Evaluator ev(ctx_);
+    std::vector<long> steps;
+    for (auto& [j, babies] : pts_)
+        for (auto& [i, _] : babies)
+            if (std::find(steps.begin(), steps.end(), static_cast<long>(i)) == steps.end()) steps.push_back(static_cast<long>(i));
+    const std::vector<Ciphertext> rots = ev.rotate_many(ct, steps, gk);
+    std::map<std::size_t, const Ciphertext*> baby;
+    for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
+    std::map<long, Ciphertext> inner;
+    for (auto& [j, babies] : pts_) {
+        bool f = true;
+        for (auto& [i, pt] : babies) {
+            Ciphertext t = ev.mul_plain(*baby.at(i), pt);
+            if (f) inner[j] = std::move(t);
+            else inner[j] = ev.add(inner[j], t);
+            f = false;
+        }
+    }
+    return finish(ev, inner, gk);
+}
+
+Ciphertext LinearTransform::finish(const Evaluator& ev, std::map<long, Ciphertext>& inner, const GaloisKeys& gk) const {
+    // sum_j rot_{n1 j}(inner_j): j = 0 as it is, each sign by Horner's rule with one key; then the rescale.
+    const long n1 = static_cast<long>(n1_);
+    auto add = [&](const Ciphertext& a, const Ciphertext& b) { return ev.add(a, b); };
+    std::optional<Ciphertext> acc;
+    for (int sign : {1, -1}) {
+        auto part = horner(inner, sign, [&](const Ciphertext& a) { return ev.rotate(a, sign * n1, gk); }, add);
+        if (part) acc = acc ? ev.add(*acc, *part) : std::move(*part);
+    }
+    auto it = inner.find(0);
+    if (it != inner.end()) acc = acc ? ev.add(it->second, *acc) : std::move(it->second);
+    Ciphertext r = ev.rescale(*acc);
+    r.scale = out_scale_;
+    return r;
+}
+
 Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& gk) const {
     check_input(ct);
     const Evaluator ev(ctx_);
@@ -91,32 +177,18 @@ Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& 
     for (auto& [j, babies] : pts_)
         for (auto& [i, _] : babies)
             if (!baby.count(i)) baby.emplace(i, ev.rotate(ct, static_cast<long>(i), gk));
-    // The plaintexts over Q_level: the Q limbs of the ones encoded over Q_level U P (the same encoding).
-    auto q_part = [&](const Poly& qp) {
-        Plaintext pt;
-        pt.m = Poly::uninitialized(qp.ring_ptr(), qp.q_limbs(), Basis::Q, Form::Eval);
-        qp.ring().backend().copy(pt.m.refs(), qp.crefs(0, qp.q_limbs()));
-        pt.scale = pt_scale_;
-        pt.slots = slots_;
-        return pt;
-    };
-    Ciphertext acc;
-    bool first = true;
+    std::map<long, Ciphertext> inner;
     for (auto& [j, babies] : pts_) {
-        Ciphertext inner;
         bool f = true;
-        for (auto& [i, pqp] : babies) {
-            Ciphertext t = ev.mul_plain(baby.at(i), q_part(pqp));
-            inner = f ? t : ev.add(inner, t);
+        for (auto& [i, pt] : babies) {
+            // raised plaintexts: their Q limbs (the same encoding) copied out
+            Ciphertext t = ev.mul_plain(baby.at(i), raised_ ? q_part(pt) : pt);
+            if (f) inner[j] = std::move(t);
+            else inner[j] = ev.add(inner[j], t);
             f = false;
         }
-        inner = ev.rotate(inner, static_cast<long>(j * n1_), gk);
-        acc = first ? inner : ev.add(acc, inner);
-        first = false;
     }
-    Ciphertext r = ev.rescale(acc);
-    r.scale = out_scale_;
-    return r;
+    return finish(ev, inner, gk);
 }
 
 namespace {
@@ -145,6 +217,7 @@ std::pair<Poly, Poly> rotate_raised(const Context& ctx, const Poly& c0, const st
 
 Ciphertext LinearTransform::apply(const Ciphertext& ct, const GaloisKeys& gk) const {
     check_input(ct);
+    if (!raised_) return apply_single(ct, gk);
     const Context& ctx = *ctx_;
     // Baby steps: one ModUp of c1 for all of them; each rotation stays over QP.
     const auto digits = mod_up_digits(ct.c1, ctx.partition());
@@ -155,33 +228,44 @@ Ciphertext LinearTransform::apply(const Ciphertext& ct, const GaloisKeys& gk) co
             if (i == 0) baby.emplace(0, std::make_pair(p_mod_up(ct.c0), p_mod_up(ct.c1)));
             else baby.emplace(i, rotate_raised(ctx, ct.c0, digits, static_cast<long>(i), gk));
         }
-    Poly acc0, acc1;
-    bool first = true;
+    // Inner sums over QP (plaintexts encoded over QP), one per giant step.
+    using Raised = std::pair<Poly, Poly>;
+    std::map<long, Raised> sums;
     for (auto& [j, babies] : pts_) {
-        // Inner sum over QP (plaintexts encoded over QP), then one ModDown for the whole giant step.
         Poly s0, s1;
         bool f = true;
         for (auto& [i, pt] : babies) {
             const auto& [b0, b1] = baby.at(i);
-            if (f) { poly_mul(s0, b0, pt); poly_mul(s1, b1, pt); }
-            else { poly_mul_add(s0, b0, pt); poly_mul_add(s1, b1, pt); }
+            if (f) { poly_mul(s0, b0, pt.m); poly_mul(s1, b1, pt.m); }
+            else { poly_mul_add(s0, b0, pt.m); poly_mul_add(s1, b1, pt.m); }
             f = false;
         }
-        std::pair<Poly, Poly> g;
-        if (j == 0) {
-            g = {std::move(s0), std::move(s1)};
-        } else {
-            Poly d0 = divide_by_dropped(s0, 0), d1 = divide_by_dropped(s1, 0);
-            g = rotate_raised(ctx, d0, mod_up_digits(d1, ctx.partition()), static_cast<long>(j * n1_), gk);
-        }
-        if (first) { acc0 = std::move(g.first); acc1 = std::move(g.second); }
-        else { poly_add(acc0, acc0, g.first); poly_add(acc1, acc1, g.second); }
-        first = false;
+        sums.emplace(j, Raised{std::move(s0), std::move(s1)});
     }
+    // Giant steps by Horner's rule, the running sum over QP: one ModDown before each rotation, which is
+    // key-switched into QP again (ModDown hoisting: no ModDown per baby step).
+    auto add = [](const Raised& a, const Raised& b) {
+        Raised r;
+        poly_add(r.first, a.first, b.first);
+        poly_add(r.second, a.second, b.second);
+        return r;
+    };
+    const long n1 = static_cast<long>(n1_);
+    std::optional<Raised> acc;
+    for (int sign : {1, -1}) {
+        auto rot = [&](const Raised& a) {
+            Poly d0 = divide_by_dropped(a.first, 0), d1 = divide_by_dropped(a.second, 0);
+            return rotate_raised(ctx, d0, mod_up_digits(d1, ctx.partition()), sign * n1, gk);
+        };
+        auto part = horner(sums, sign, rot, add);
+        if (part) acc = acc ? add(*acc, *part) : std::move(*part);
+    }
+    auto it = sums.find(0);
+    if (it != sums.end()) acc = acc ? add(it->second, *acc) : std::move(it->second);
     // One ModDown for everything, merged with the rescale (divide by P q_level).
     Ciphertext r;
-    r.c0 = divide_by_dropped(acc0, 1);
-    r.c1 = divide_by_dropped(acc1, 1);
+    r.c0 = divide_by_dropped(acc->first, 1);
+    r.c1 = divide_by_dropped(acc->second, 1);
     r.scale = out_scale_;
     r.slots = slots_;
     return r;

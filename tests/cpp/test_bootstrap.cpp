@@ -556,7 +556,7 @@ struct PlainEnv {
     std::unique_ptr<Evaluator> ev;
     PlainEnv() {
         ctx = std::make_shared<Context>(test_params(6, 2), 2);
-        keys = ctx->keygen({1, 2, 3, 4, 5, 8, 12, -3}, false);
+        keys = ctx->keygen({1, 2, 3, 4, 5, 8, 12, -1, -2, -3, -4, -8}, false);
         ev = std::make_unique<Evaluator>(ctx);
     }
     /// N / 2^40: the unit of test_ckks.cpp's bounds (one product or rotation: 8 units, fresh: 4 units).

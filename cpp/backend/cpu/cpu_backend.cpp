@@ -34,7 +34,7 @@ constexpr std::uint64_t W = sizeof(u64);
 // the library is loaded; MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ in the environment still win.
 [[maybe_unused]] const bool g_malloc_tuned = [] {
     if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    if (!std::getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    if (!std::getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, 256 << 20);
     return true;
 }();
 
@@ -289,7 +289,7 @@ private:
         }
     }
 
-    static constexpr std::size_t kCacheBytes = std::size_t(2) << 30;
+    static constexpr std::size_t kCacheBytes = std::size_t(1) << 29;
     static constexpr std::size_t kHuge = std::size_t(2) << 20;
     ThreadPool pool_;
     std::mutex cache_mu_;

@@ -550,13 +550,24 @@ def normalize_indices(indices, slots: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def split_index(k: int, slots: int, n1: int) -> tuple[int, int]:
+    """Diagonal k in [0, slots) as the signed offset in (-slots/2, slots/2] = n1 j + i, i in [0, n1)."""
+    s = k if k <= slots // 2 else k - slots
+    j = s // n1
+    return j, s - j * n1
+
+
 def choose_n1(indices, slots: int) -> int:
-    """The library's baby-step count: the power of two n1 <= slots minimising #{k mod n1} + #{k div n1}
-    (the first one on a tie)."""
+    """The library's baby-step count: the power of two n1 <= slots minimising #{baby steps i} plus the
+    giant steps of the Horner chains (max j - min j) (the first one on a tie)."""
     idx = normalize_indices(indices, slots)
+    if slots == 1:
+        return 1
     best, best_cost, n1 = 1, None, 1
     while n1 <= slots:
-        cost = len({k % n1 for k in idx}) + len({k // n1 for k in idx})
+        split = [split_index(k, slots, n1) for k in idx]
+        js = [j for j, _ in split]
+        cost = len({i for _, i in split}) + max(max(js), 0) - min(min(js), 0)
         if best_cost is None or cost < best_cost:
             best, best_cost = n1, cost
         n1 <<= 1
@@ -565,8 +576,8 @@ def choose_n1(indices, slots: int) -> int:
 
 @dataclass(frozen=True)
 class LTPlan:
-    """A linear transform's baby-step giant-step shape: giant step j -> baby steps i (k = n1 j + i), in the
-    library's order (std::map: ascending j, then ascending i)."""
+    """A linear transform's baby-step giant-step shape: giant step j -> baby steps i (k = n1 j + i, k signed),
+    in the library's order (std::map: ascending j, then ascending i)."""
     slots: int
     n1: int
     steps: tuple[tuple[int, tuple[int, ...]], ...]
@@ -579,7 +590,8 @@ class LTPlan:
             raise ValueError(f"n1 must be a power of two <= slots = {slots}, got {n1}")
         giant: dict[int, list[int]] = {}
         for k in idx:
-            giant.setdefault(k // n1, []).append(k % n1)
+            j, i = split_index(k, slots, n1)
+            giant.setdefault(j, []).append(i)
         return cls(slots, n1, tuple((j, tuple(sorted(b))) for j, b in sorted(giant.items())))
 
     @property
@@ -598,7 +610,7 @@ class LTPlan:
     @property
     def rotations(self) -> list[int]:
         """The rotations whose keys apply() needs (LinearTransform.rotations)."""
-        return sorted({self.n1 * j for j, _ in self.steps if j} | {i for i in self.babies if i})
+        return sorted({self.n1 if j > 0 else -self.n1 for j, _ in self.steps if j} | {i for i in self.babies if i})
 
     def as_dict(self) -> dict:
         """slots, n1 (the library's baby_steps), diagonals, giants (giant steps j), babies (distinct baby steps
@@ -630,7 +642,7 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
         else:
             baby[i] = m.rotate_raised(a.c0, digits, f"rot{i}")
     m.free(*digits)
-    acc: Optional[tuple[Tensor, Tensor]] = None
+    sums: dict[int, tuple[Tensor, Tensor]] = {}
     for j, babies in plan.steps:
         s0, s1 = m.tmp(q, k, "lt.s0"), m.tmp(q, k, "lt.s1")
         for n, i in enumerate(babies):
@@ -642,21 +654,30 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
             else:
                 m.mul_add(s0, b0, pt)
                 m.mul_add(s1, b1, pt)
-        if j == 0:
-            g = (s0, s1)
-        else:
-            d0 = m.divide_by_dropped(s0, 0)
-            d1 = m.divide_by_dropped(s1, 0)
-            m.free(s0, s1)
+        sums[j] = (s0, s1)
+
+    def add(a, b):
+        r = (m.tmp(q, k, "lt.a0"), m.tmp(q, k, "lt.a1"))
+        m.add(r[0], a[0], b[0])
+        m.add(r[1], a[1], b[1])
+        m.free(*a, *b)
+        return r
+
+    acc = None
+    for sign in (1, -1):
+        def rot(a, sign=sign):
+            d0 = m.divide_by_dropped(a[0], 0)
+            d1 = m.divide_by_dropped(a[1], 0)
+            m.free(*a)
             dg = m.mod_up_digits(d1)
-            g = m.rotate_raised(d0, dg, f"rot{j * plan.n1}")
+            g = m.rotate_raised(d0, dg, f"rot{sign * plan.n1}")
             m.free(d0, d1, *dg)
-        if acc is None:
-            acc = g
-        else:
-            m.add(acc[0], acc[0], g[0])
-            m.add(acc[1], acc[1], g[1])
-            m.free(*g)
+            return g
+        part = _horner(sums, sign, rot, add)
+        if part is not None:
+            acc = part if acc is None else add(acc, part)
+    if 0 in sums:
+        acc = sums.pop(0) if acc is None else add(sums.pop(0), acc)
     for b in baby.values():
         m.free(*b)
     assert acc is not None
@@ -665,30 +686,60 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
     return out
 
 
+def _horner(sums: dict, sign: int, rot, add):
+    """LinearTransform's giant steps of one sign (lintrans.cpp, horner): from the farthest step in, a
+    rotation by sign * n1 then the step's sum; the sums are taken out of the dict."""
+    far = max([j * sign for j in sums if j * sign > 0], default=0)
+    a = None
+    for t in range(far, 0, -1):
+        if a is not None:
+            a = rot(a)
+        if t * sign in sums:
+            x = sums.pop(t * sign)
+            a = x if a is None else add(a, x)
+    if a is not None:
+        a = rot(a)
+    return a
+
+
 def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
     """apply(hoisted=False) (apply_plain): each baby step rotated on its own, mul_plain per diagonal, sums,
     a rotation per giant step, one Rescale. The Ciphertext copies of the C++ (a rotation by 0 returns a copy,
-    the first term of a sum is copied) and the copy of each plaintext's Q limbs are memcpy here."""
+    the first term of a sum is moved, not copied) and the copy of each plaintext's Q limbs are memcpy here;
+    the giant steps are chained as in the library (Horner's rule, one rotation by +-n1 per step)."""
     baby = {i: (m.rotate(a, f"rot{i}") if i else m.copy_ct(a)) for i in plan.babies}
-    acc: Optional[Ct] = None
+    inner: dict[int, Ct] = {}
     for j, babies in plan.steps:
-        inner: Optional[Ct] = None
         for i in babies:
             # the plaintext's Q limbs, copied out of its encoding over Q U P (the C++ keeps one encoding)
             pt = m.tmp(a.q, name=f"diag{j}.{i}.q")
             m.copy(pt, range(a.q), m.plaintext(a.q, f"diag{j}.{i}"), range(a.q))
             t = m.mul_plain(baby[i], pt)
             m.free(pt)
-            new = m.copy_ct(t) if inner is None else m.add_ct(inner, t)
-            m.free_ct(t, *([inner] if inner is not None else []))
-            inner = new
-        assert inner is not None
-        rot = m.rotate(inner, f"rot{j * plan.n1}") if j else m.copy_ct(inner)
-        m.free_ct(inner)
-        new = m.copy_ct(rot) if acc is None else m.add_ct(acc, rot)
-        m.free_ct(rot, *([acc] if acc is not None else []))
-        acc = new
+            if j not in inner:
+                inner[j] = t
+            else:
+                new = m.add_ct(inner[j], t)
+                m.free_ct(inner[j], t)
+                inner[j] = new
     m.free_ct(*baby.values())
+
+    def add(x, y):
+        r = m.add_ct(x, y)
+        m.free_ct(x, y)
+        return r
+
+    acc = None
+    for sign in (1, -1):
+        def rot(x, sign=sign):
+            r = m.rotate(x, f"rot{sign * plan.n1}")
+            m.free_ct(x)
+            return r
+        part = _horner(inner, sign, rot, add)
+        if part is not None:
+            acc = part if acc is None else add(acc, part)
+    if 0 in inner:
+        acc = inner.pop(0) if acc is None else add(inner.pop(0), acc)
     assert acc is not None
     out = m.rescale(acc)
     m.free_ct(acc)
