@@ -6,7 +6,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <stdexcept>
+
 #include "circuits/bootstrap.hpp"
+#include "convert.hpp"
 #include "io/serialize.hpp"
 
 namespace nb = nanobind;
@@ -49,7 +52,72 @@ void bind_bootstrap(nb::module_& m) {
     m.def("bootstrappable_params", &bootstrappable_params, "log_n"_a, "levels"_a, "log_scale"_a, "cfg"_a, "dnum"_a = 0, "stc_bits"_a = 50,
           "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0);
 
+    // One key at a time in and out, so that saving or loading never holds two copies of the key set.
+    // Names: "relin", "from_sparse" (hybrid keys), "galois" with its Galois element; the BV key s -> s'
+    // is a list of level-0 pairs written as ciphertexts.
+    auto key_of = [](BootstrapKeys& k, const std::string& what, std::uint64_t elt) -> std::shared_ptr<SwitchingKey>* {
+        if (what == "relin") return &k.relin;
+        if (what == "from_sparse") return &k.from_sparse;
+        if (what == "galois") return nullptr;
+        throw std::invalid_argument("unknown bootstrapping key " + what);
+    };
     nb::class_<BootstrapKeys>(m, "BootstrapKeysCore")
+        .def(nb::init<>())
+        .def_prop_ro("galois_elements", [](const BootstrapKeys& k) {
+            std::vector<std::uint64_t> v;
+            if (k.galois)
+                for (const auto& [e, _] : k.galois->keys) v.push_back(e);
+            return v;
+        })
+        .def("key_to_bytes",
+             [key_of](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::string& what, std::uint64_t elt) {
+                 const SwitchingKey* key = nullptr;
+                 if (auto* p = key_of(k, what, elt)) key = p->get();
+                 else if (k.galois) key = k.galois->find(elt);
+                 if (!key) throw std::invalid_argument("no " + what + " key" + (what == "galois" ? " for element " + std::to_string(elt) : ""));
+                 std::vector<std::uint8_t> b;
+                 {
+                     nb::gil_scoped_release r;
+                     b = to_bytes(*ctx, *key);
+                 }
+                 return bind::as_bytes(b);
+             },
+             "ctx"_a, "what"_a, "element"_a = 0)
+        .def("key_from_bytes",
+             [key_of](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::string& what, nb::bytes data, std::uint64_t elt) {
+                 auto bytes = bind::span_of(data);
+                 auto key = std::make_shared<SwitchingKey>(switching_key_from_bytes(*ctx, bytes));
+                 if (auto* p = key_of(k, what, elt)) {
+                     *p = std::move(key);
+                     return;
+                 }
+                 if (!k.galois) k.galois = std::make_shared<GaloisKeys>();
+                 const std::uint64_t two_n = 2 * ctx->params().n();
+                 if (elt % 2 == 0 || elt >= two_n) throw std::invalid_argument("Galois element must be odd and below 2N");
+                 k.galois->keys.insert_or_assign(elt, std::move(*key));
+             },
+             "ctx"_a, "what"_a, "data"_a, "element"_a = 0)
+        .def("to_sparse_to_bytes",
+             [](const BootstrapKeys& k, const std::shared_ptr<Context>& ctx) {
+                 std::vector<nb::bytes> out;
+                 for (const auto& [b, a] : k.to_sparse) {
+                     Ciphertext c{b, a, 1.0, ctx->slots()};
+                     out.push_back(bind::as_bytes(to_bytes(*ctx, c)));
+                 }
+                 return out;
+             },
+             "ctx"_a)
+        .def("to_sparse_from_bytes",
+             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::vector<nb::bytes>& parts) {
+                 std::vector<std::pair<Poly, Poly>> v;
+                 for (const auto& p : parts) {
+                     Ciphertext c = ciphertext_from_bytes(*ctx, bind::span_of(p));
+                     if (c.level() != 0) throw std::invalid_argument("encapsulation key parts must be at level 0");
+                     v.emplace_back(std::move(c.c0), std::move(c.c1));
+                 }
+                 k.to_sparse = std::move(v);
+             },
+             "ctx"_a, "parts"_a)
         .def_prop_ro("relin", [](const BootstrapKeys& k) { return k.relin; })
         .def_prop_ro("galois", [](const BootstrapKeys& k) { return k.galois; })
         .def_prop_ro("rotation_keys", [](const BootstrapKeys& k) { return k.galois ? k.galois->keys.size() : 0; })

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
 #include <nanobind/ndarray.h>
 
 #include <complex>
@@ -22,5 +26,11 @@ inline OutArray to_numpy(std::vector<std::complex<double>>&& v) {
     nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<std::complex<double>>*>(p); });
     return OutArray(heap->data(), {heap->size()}, owner);
 }
+
+/// Bytes objects in and out of the serializers (io/serialize.hpp).
+inline std::span<const std::uint8_t> span_of(const nb::bytes& b) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(b.c_str()), b.size());
+}
+inline nb::bytes as_bytes(const std::vector<std::uint8_t>& v) { return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size()); }
 
 }  // namespace ember::bind

@@ -201,10 +201,8 @@ NB_MODULE(_ember, m) {
         .def("rotate_many", [](const ContextCore& c, const Ciphertext& a, std::vector<long> k) { return c.ev.rotate_many(a, k, *c.gk()); }, RG());
 
     // Serialization: bytes in and out; every failure on untrusted bytes is a ValueError.
-    auto span_of = [](const nb::bytes& b) {
-        return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(b.c_str()), b.size());
-    };
-    auto as_bytes = [](const std::vector<std::uint8_t>& v) { return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size()); };
+    using bind::as_bytes;
+    using bind::span_of;
     m.def("ciphertext_to_bytes", [=](const ContextCore& c, const Ciphertext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
     m.def("plaintext_to_bytes", [=](const ContextCore& c, const Plaintext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
     m.def("public_key_to_bytes", [=](const ContextCore& c, const PublicKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });

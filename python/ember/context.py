@@ -276,6 +276,52 @@ class Context:
             raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
         return Ciphertext(self, boot.bootstrap(ct._core, self._boot_keys))
 
+    def save_bootstrap_keys(self, directory) -> list[str]:
+        """Writes the bootstrapping keys one file per key (relinearization, each Galois key, the two
+        encapsulation keys), serializing one key at a time so that no second copy of the set is ever held.
+        Seeded keys are written compressed. Returns the file names."""
+        import pathlib
+        if self._boot_keys is None:
+            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True) or load_bootstrap_keys()")
+        d = pathlib.Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        handle, k, names = _ember.context_of(self._core), self._boot_keys, []
+
+        def write(name: str, data: bytes):
+            (d / name).write_bytes(data)
+            names.append(name)
+
+        write("relin.key", k.key_to_bytes(handle, "relin"))
+        for e in k.galois_elements:
+            write(f"galois-{e}.key", k.key_to_bytes(handle, "galois", e))
+        parts = k.to_sparse_to_bytes(handle)
+        if parts:
+            write("from_sparse.key", k.key_to_bytes(handle, "from_sparse"))
+            for i, part in enumerate(parts):
+                write(f"to_sparse-{i:02d}.ct", part)
+        return names
+
+    def load_bootstrap_keys(self, directory):
+        """Loads keys written by save_bootstrap_keys() one file at a time and registers them (the
+        relinearization and Galois keys also as this context's evaluation keys). Bad files raise ValueError."""
+        import pathlib
+        d = pathlib.Path(directory)
+        if not (d / "relin.key").is_file():
+            raise ValueError(f"{d}: no relin.key (not a directory written by save_bootstrap_keys)")
+        handle, k = _ember.context_of(self._core), _ember.BootstrapKeysCore()
+        k.key_from_bytes(handle, "relin", (d / "relin.key").read_bytes())
+        for f in sorted(d.glob("galois-*.key")):
+            try:
+                e = int(f.stem.split("-", 1)[1])
+            except ValueError:
+                raise ValueError(f"{f.name}: bad Galois key file name") from None
+            k.key_from_bytes(handle, "galois", f.read_bytes(), e)
+        if (d / "from_sparse.key").is_file():
+            k.key_from_bytes(handle, "from_sparse", (d / "from_sparse.key").read_bytes())
+            k.to_sparse_from_bytes(handle, [f.read_bytes() for f in sorted(d.glob("to_sparse-*.ct"))])
+        self._boot_keys = k
+        self._core.set_eval_keys(k.relin, k.galois)
+
     @property
     def bootstrap_key_info(self) -> dict:
         """Rotation-key count and bytes of the bootstrapping keys (expanded, and compressed by seeds)."""

@@ -217,3 +217,38 @@ def test_full_slots_n16():
           f"(model bound 2^{np.log2(bound):.2f}, max |E| 2^{np.log2(det):.2f})")
     assert bits >= 25
     assert err(got, expected) < bound
+
+
+def test_bootstrap_keys_save_and_load_one_by_one(tmp_path):
+    """Keys written one file per key load into a fresh context and bootstrap there; bad files are refused."""
+    params = ember.CkksParams.bootstrappable(**BOOT)
+    ctx = ember.Context(params, threads=2)
+    keys = ctx.keygen(bootstrapping=True)
+    names = ctx.save_bootstrap_keys(tmp_path)
+    info = ctx.bootstrap_key_info
+    assert "relin.key" in names and "from_sparse.key" in names
+    assert sum(n.startswith("galois-") for n in names) == info["rotation_keys"]
+    # seeded keys are written compressed: together below the expanded size
+    assert sum((tmp_path / n).stat().st_size for n in names) < info["key_bytes"]
+    rng = np.random.default_rng(5)
+    z = rng.uniform(-1, 1, 16)
+    ct_bytes = ctx.encrypt(z, keys.public, level=0).to_bytes()
+    sk_bytes = keys.secret.to_bytes(export_secret=True)
+
+    ctx2 = ember.Context(params, threads=2)
+    ctx2.load_bootstrap_keys(tmp_path)
+    assert ctx2.bootstrap_key_info == info
+    out = ember.Ciphertext.from_bytes(ctx2, ct_bytes).bootstrap()
+    got = out.decrypt(ember.SecretKey.from_bytes(ctx2, sk_bytes)).real
+    assert out.level == ctx2.user_level
+    assert np.abs(got - z).max() < 2.0 ** -12  # a working bootstrap (the precision is tested above)
+
+    # a corrupted key file is a ValueError, not a crash
+    bad = tmp_path / names[-2]
+    data = bytearray(bad.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ValueError):
+        ember.Context(params, threads=2).load_bootstrap_keys(tmp_path)
+    with pytest.raises(ValueError, match="relin.key"):
+        ctx2.load_bootstrap_keys(tmp_path / "nowhere")
