@@ -94,8 +94,8 @@ void CkksParams::finalize() {
     }
     const double kMarginBits = ks_margin_bits;
     std::size_t k = static_cast<std::size_t>(std::ceil((max_digit + kMarginBits) / (sp_bits - 0.5)));
-    p_primes = ntt_primes_near(sp_bits, k, two_n, q_primes, true);
-    while (bits_of(p_primes, 0, p_primes.size()) < max_digit + kMarginBits) p_primes = ntt_primes_near(sp_bits, ++k, two_n, q_primes, true);
+    p_primes = ntt_primes_near(sp_bits, k, two_n, q_primes, sp_bits != 50);
+    while (bits_of(p_primes, 0, p_primes.size()) < max_digit + kMarginBits) p_primes = ntt_primes_near(sp_bits, ++k, two_n, q_primes, sp_bits != 50);
 
     const int bound = secret == SecretDist::Ternary ? max_log_qp_128(log_n) : max_log_qp_128_sparse(log_n, hamming_weight);
     const double lqp = log_qp();

@@ -30,7 +30,7 @@ constexpr std::uint64_t W = sizeof(u64);
 // glibc serves blocks of 128 KiB and more with fresh mmaps and unmaps them on free, so every temporary
 // vector of a limb's size (encoder buffers, sampled noise, diagonals) faults its pages in again; in a VM
 // a 4 KiB fault with the kernel's zeroing costs ~4 us (1 s per GiB, measured). Keeping such blocks in
-// the heap and the freed top of the heap up to 1 GiB makes them reusable without faults. Set once, when
+// the heap and the freed top of the heap up to 256 MiB makes them reusable without faults. Set once, when
 // the library is loaded; MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ in the environment still win.
 [[maybe_unused]] const bool g_malloc_tuned = [] {
     if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 256 << 20);
@@ -289,7 +289,9 @@ private:
         }
     }
 
-    static constexpr std::size_t kCacheBytes = std::size_t(1) << 29;
+    // Freed blocks kept for reuse (they count in the process's memory): 2 GiB holds the temporaries of a
+    // bootstrap at N = 2^16 (0.5 GiB: +4% time; measured in bench/boot_options.py's setting).
+    static constexpr std::size_t kCacheBytes = std::size_t(2) << 30;
     static constexpr std::size_t kHuge = std::size_t(2) << 20;
     ThreadPool pool_;
     std::mutex cache_mu_;
