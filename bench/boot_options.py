@@ -50,14 +50,14 @@ def main(argv=None) -> int:
         print(json.dumps(rec), flush=True)
         rows.append(rec)
     print()
-    print("| configuration | median s | precision bits | levels after | rotation keys | keys GB (compressed) | peak GB |")
+    print("| configuration | median s | precision bits | levels after | rotation keys | keys GB (compressed) | peak GiB |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         if "error" in r:
             print(f"| {r['config']} | error: {r['error']} | | | | | |")
             continue
         print(f"| {r['config']} | {r['median_ms'] / 1e3:.2f} | {r['precision_bits']:.2f} | {r['levels_after']} | {r['rotation_keys']} | "
-              f"{r['key_bytes'] / 1e9:.2f} ({r['key_bytes_compressed'] / 1e9:.2f}) | {r['peak_rss_mb'] / 1e3:.2f} |")
+              f"{r['key_bytes'] / 1e9:.2f} ({r['key_bytes_compressed'] / 1e9:.2f}) | {r["peak_rss_mb"] / 1024:.2f} |")
     return 0
 
 
