@@ -57,7 +57,7 @@ def main(argv=None) -> int:
             print(f"| {r['config']} | error: {r['error']} | | | | | |")
             continue
         print(f"| {r['config']} | {r['median_ms'] / 1e3:.2f} | {r['precision_bits']:.2f} | {r['levels_after']} | {r['rotation_keys']} | "
-              f"{r['key_bytes'] / 1e9:.2f} ({r['key_bytes_compressed'] / 1e9:.2f}) | {r["peak_rss_mb"] / 1024:.2f} |")
+              f"{r['key_bytes'] / 1e9:.2f} ({r['key_bytes_compressed'] / 1e9:.2f}) | {r['peak_rss_mb'] / 1024:.2f} |")
     return 0
 
 
