@@ -30,7 +30,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_peers import (  # noqa: E402  (kept Python 3.10-compatible, like this file)
-    DEFAULT_OPENFHE_PYTHON, RESULT_PREFIX, _openfhe_moduli_bits, emit, time_it, timing_fields)
+    DEFAULT_OPENFHE_PYTHON, RESULT_PREFIX, _openfhe_moduli_bits, emit, fmt, show_table, time_it, timing_fields,
+    write_records)
 
 DEFAULT_DESILO_PYTHON = "/tmp/ci/build/venv/bin/python"
 ALL_PEERS = ("desilo", "openfhe", "ember")
@@ -477,16 +478,7 @@ def run_when_quiet(peer, cfg, args):
 
 
 def print_table(records, console_file=None):
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        log("rich is not installed; no summary table")
-        return
-
-    def f(v, fmt="{:.1f}"):
-        return "-" if v is None else fmt.format(v)
-
+    f = fmt
     headers = ["library", "N", "slots", "in", "median s", "min s", "bits", "lvls", "logQ", "logD",
                "keygen s", "RSS GiB", "thru (Eq.3)", "status"]
     rows, problems = [], []
@@ -503,18 +495,8 @@ def print_table(records, console_file=None):
                      f(r.get("levels_after"), "{}"), f(r.get("log_q_after"), "{:.0f}"), f(r.get("log_scale")),
                      f(r.get("keygen_s")), f(r.get("peak_rss_mb") and r["peak_rss_mb"] / 1024, "{:.2f}"),
                      f(r.get("throughput"), "{:.3g}"), status])
-    console = Console(file=console_file)
-    if not console.is_terminal:
-        console = Console(file=console_file, width=160)
-    table = Table(title="CKKS bootstrapping (1 warm-up + runs); bits = precision; "
-                        "thru = slots x logQ_after x bits / s")
-    for col in headers:
-        table.add_column(col, justify="left" if col in ("library", "in", "status") else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-    for line in problems:
-        console.print(line, markup=False, highlight=False)
+    show_table("CKKS bootstrapping (1 warm-up + runs); bits = precision; thru = slots x logQ_after x bits / s",
+               headers, rows, problems, left=("library", "in", "status"), console_file=console_file)
 
 
 def parse_args(argv=None):
@@ -632,12 +614,7 @@ def main(argv=None):
             recs = [make_record(peer, cfg, error="unknown library (choose from %s)" % ",".join(ALL_PEERS))]
         else:
             recs = run_when_quiet(peer, cfg, args)
-        for r in recs:
-            line = json.dumps({**{k: r.get(k) for k in FIELDS}, **{k: v for k, v in r.items() if k not in FIELDS}})
-            print(line, flush=True)
-            if out_fh:
-                out_fh.write(line + "\n")
-                out_fh.flush()
+        write_records(recs, FIELDS, out_fh)
         records.extend(recs)
     if out_fh:
         out_fh.close()

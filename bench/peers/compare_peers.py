@@ -558,16 +558,41 @@ def run_peer(peer, cfg, args):
     return records
 
 
-def print_table(records, console_file=None):
+def fmt(v, spec="{:.1f}"):
+    """A table cell: '-' for a missing value."""
+    return "-" if v is None else spec.format(v)
+
+
+def show_table(title, headers, rows, problems, left=("library",), console_file=None, drop_when_narrow=()):
+    """A rich table (columns in `left` left-aligned), then the problem lines; on a terminal too narrow for
+    it, the columns in drop_when_narrow are left out. Without rich, nothing (the JSON lines are there)."""
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:
         log("rich is not installed; no summary table")
         return
-    def f(v, fmt="{:.1f}"):
-        return "-" if v is None else fmt.format(v)
+    console = Console(file=console_file)
+    if not console.is_terminal:
+        console = Console(file=console_file, width=160)
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+    if drop_when_narrow and sum(widths) + 3 * len(widths) + 4 > console.width:
+        keep = [i for i, h in enumerate(headers) if h not in drop_when_narrow]
+        headers = [headers[i] for i in keep]
+        widths = [widths[i] for i in keep]
+        rows = [[row[i] for i in keep] for row in rows]
+    table = Table(title=title)
+    for i, col in enumerate(headers):
+        table.add_column(col, justify="left" if col in left else "right", no_wrap=True, min_width=widths[i])
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for line in problems:
+        console.print(line, markup=False, highlight=False)
 
+
+def print_table(records, console_file=None):
+    f = fmt
     headers = ["library", "version", "op", "N", "levels", "dnum", "thr", "median", "min", "max",
                "bits", "status"]
     rows, problems = [], []
@@ -580,24 +605,9 @@ def print_table(records, console_file=None):
                      "2^%s" % r.get("log_n"), f(r.get("levels"), "{}"), f(r.get("dnum"), "{}"),
                      f(r.get("threads"), "{}"), f(r.get("median_ms")), f(r.get("min_ms")),
                      f(r.get("max_ms")), f(r.get("precision_bits")), status])
-    console = Console(file=console_file)
-    if not console.is_terminal:
-        console = Console(file=console_file, width=160)
-    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
-    if sum(widths) + 3 * len(widths) + 4 > console.width:  # narrow terminal: drop version, thr
-        keep = [i for i, h in enumerate(headers) if h not in ("version", "thr")]
-        headers = [headers[i] for i in keep]
-        widths = [widths[i] for i in keep]
-        rows = [[row[i] for i in keep] for row in rows]
-    table = Table(title="CKKS ops, ms (lower is better); bits = HE precision")
-    for i, col in enumerate(headers):
-        table.add_column(col, justify="left" if col in ("library", "version", "op", "status") else "right",
-                         no_wrap=True, min_width=widths[i])
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-    for line in problems:
-        console.print(line, markup=False, highlight=False)
+    show_table("CKKS ops, ms (lower is better); bits = HE precision", headers, rows, problems,
+               left=("library", "version", "op", "status"), console_file=console_file,
+               drop_when_narrow=("version", "thr"))
 
 
 def parse_args(argv=None):
@@ -639,6 +649,17 @@ def parse_args(argv=None):
     return args
 
 
+
+def write_records(recs, fields, out_fh=None):
+    """One JSON line per record on stdout (and appended to out_fh): `fields` first, in order, then the rest."""
+    for r in recs:
+        line = json.dumps({**{k: r.get(k) for k in fields}, **{k: v for k, v in r.items() if k not in fields}})
+        print(line, flush=True)
+        if out_fh:
+            out_fh.write(line + "\n")
+            out_fh.flush()
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
@@ -669,12 +690,7 @@ def main(argv=None):
                 recs = run_peer(peer, cfg, args)
             except Exception as exc:  # noqa: BLE001
                 recs = [make_record(peer, "all", cfg, error="%s: %s" % (type(exc).__name__, exc))]
-        for r in recs:
-            line = json.dumps({**{k: r.get(k) for k in FIELDS}, **{k: v for k, v in r.items() if k not in FIELDS}})
-            print(line, flush=True)
-            if out_fh:
-                out_fh.write(line + "\n")
-                out_fh.flush()
+        write_records(recs, FIELDS, out_fh)
         records.extend(recs)
     if out_fh:
         out_fh.close()
