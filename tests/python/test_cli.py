@@ -20,6 +20,19 @@ def test_bench_prints_json(op):
         assert rec["precision_bits"] > 15
 
 
+@pytest.mark.parametrize("flags", [[], ["--no-hoisted-moddown", "--no-merged-moddown", "--no-key-compression"]])
+def test_bench_boot_prints_json(flags):
+    cmd = [sys.executable, "-m", "ember", "bench", "boot", "--log-n", "12", "--levels", "2", "--slots", "16", "--runs", "1",
+           "--insecure", *flags]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()
+    rec = json.loads(out[-1])
+    assert FIELDS | {"slots", "levels_after", "precision_bits", "key_bytes", "throughput"} <= rec.keys()
+    assert rec["op"] == "boot" and rec["slots"] == 16 and rec["levels_after"] == 2 and rec["precision_bits"] > 20
+    assert rec["key_bytes_compressed"] == (rec["key_bytes"] if flags else rec["key_bytes_compressed"])
+    assert rec["key_bytes_compressed"] < rec["key_bytes"] or flags
+    assert rec["options"]["hoisted_moddown"] == (not flags) and rec["options"]["merged_moddown"] == (not flags)
+
+
 def test_bench_refuses_insecure():
     cmd = [sys.executable, "-m", "ember", "bench", "mul", "--log-n", "12", "--levels", "10"]
     r = subprocess.run(cmd, capture_output=True, text=True)
