@@ -8,8 +8,10 @@ one JSON line per configuration is printed, then a markdown table:
 
 Configurations: all on; ModDown merged with Rescale off (`--no-merged-moddown`); ModDown hoisting off
 (`--no-hoisted-moddown`: single hoisting, plaintexts over Q); key compression off (`--no-key-compression`:
-keys stored without PRNG seeds, which only changes their size). MAD's per-limb fusion in Rotate is not
-implemented in Ember, so it has no row. (`--no-depth-optimal`, Ember's own option, costs one more 60-bit
+keys stored without PRNG seeds, which only changes their size); per-limb fusion off
+(`--no-limb-fusion`: ModUp copies the polynomial, then transforms it, instead of Decomp + iNTT per limb in
+one pass; with Ember's Galois keys a rotation permutes its results, so MAD's automorphism has no place in
+that fusion). (`--no-depth-optimal`, Ember's own option, costs one more 60-bit
 level, which the 128-bit preset at N = 2^16 has no room for.)
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ CONFIGS = [
     ("ModDown+Rescale merge off", ["--no-merged-moddown"]),
     ("ModDown hoisting off", ["--no-hoisted-moddown"]),
     ("key compression off", ["--no-key-compression"]),
+    ("per-limb fusion off", ["--no-limb-fusion"]),
 ]
 
 

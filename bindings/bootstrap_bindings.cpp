@@ -49,6 +49,8 @@ void bind_bootstrap(nb::module_& m) {
         .def("resolved", &BootstrapConfig::resolved, "log_n"_a)
         .def("boot_bits", &BootstrapConfig::boot_bits, "stc_bits"_a, "cts_bits"_a);
 
+    m.def("set_limb_fusion", &set_limb_fusion, "on"_a, "MAD's per-limb caching in ModUp (process-wide; on by default)");
+    m.def("limb_fusion", &limb_fusion);
     m.def("bootstrappable_params", &bootstrappable_params, "log_n"_a, "levels"_a, "log_scale"_a, "cfg"_a, "dnum"_a = 0, "stc_bits"_a = 50,
           "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0);
 

@@ -38,6 +38,12 @@ public:
 
     virtual void ntt_forward(Limbs x) = 0;
     virtual void ntt_inverse(Limbs x) = 0;
+    /// out = iNTT(in), limb by limb: a backend may fuse the copy into the transform so that each limb is
+    /// read once and written once (MAD's per-limb caching; Decomp + iNTT of ModUp). Traced as ntt_inverse.
+    virtual void ntt_inverse_from(Limbs out, ConstLimbs in) {
+        copy(out, in);
+        ntt_inverse(out);
+    }
 
     virtual void copy(Limbs out, ConstLimbs a) = 0;
     virtual void add(Limbs out, ConstLimbs a, ConstLimbs b) = 0;

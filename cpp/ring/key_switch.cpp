@@ -1,6 +1,7 @@
 #include "ring/key_switch.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +49,13 @@ struct Scratch {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_limb_fusion{true};
+}  // namespace
+
+void set_limb_fusion(bool on) { g_limb_fusion.store(on, std::memory_order_relaxed); }
+bool limb_fusion() { return g_limb_fusion.load(std::memory_order_relaxed); }
+
 std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition) {
     if (c.basis() != Basis::Q) throw std::invalid_argument("ModUp: input must be over Q, got " + c.describe());
     if (c.form() != Form::Eval) throw std::invalid_argument("ModUp: input must be in evaluation form");
@@ -56,9 +64,16 @@ std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& pa
     const std::size_t ql = c.q_limbs();
     const std::size_t k = ring.p_count();
 
-    // Coefficient form of every limb, once for all digits.
-    Poly cc(c);
-    poly_to_coeff(cc);
+    // Coefficient form of every limb, once for all digits; with limb fusion (MAD's per-limb caching) each
+    // limb is copied and transformed in one pass instead of a copy of the whole polynomial then an iNTT.
+    Poly cc;
+    if (limb_fusion()) {
+        cc = Poly::uninitialized(c.ring_ptr(), ql, Basis::Q, Form::Coeff);
+        be.ntt_inverse_from(cc.refs(), c.crefs());
+    } else {
+        cc = c;
+        poly_to_coeff(cc);
+    }
 
     std::vector<Poly> out;
     for (auto [first, last_full] : partition) {

@@ -35,6 +35,12 @@ struct SwitchingKey {
 /// evaluation form.
 std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition);
 
+/// MAD's per-limb caching in ModUp (on by default): Decomp and iNTT of each limb in one pass. With Ember's
+/// Galois keys (s -> phi^-1(s)) a rotation permutes its results, not its input, so the automorphism of
+/// MAD's Rotate fusion has no place here. Process-wide, for measuring the technique on and off.
+void set_limb_fusion(bool on);
+bool limb_fusion();
+
 /// KSKInnerProd: u = sum_j digits[j] * key.b[j], v = sum_j digits[j] * key.a[j] over Q_l U P.
 /// galois != 1: the digits are first mapped by X -> X^galois (fused into the product, not materialized):
 /// the hoisted-rotation inner product.

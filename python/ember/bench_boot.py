@@ -7,11 +7,14 @@ import time
 
 import numpy as np
 
+from . import _ember
 from .context import Context
 from .params import CkksParams
 
 # MAD techniques that can be switched off (BootstrapConfig fields), and key compression.
 MAD_OPTIONS = ("merged_moddown", "hoisted_moddown", "depth_optimal")
+# Process-wide switches (ring layer), not BootstrapConfig fields.
+GLOBAL_OPTIONS = ("limb_fusion",)
 
 
 def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, threads: int = 2, runs: int = 3,
@@ -21,10 +24,23 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, th
 
     off: MAD options to switch off (see MAD_OPTIONS); seeded=False stores keys uncompressed.
     """
+    fusion = _ember.limb_fusion()
     for name in off:
+        if name == "limb_fusion":
+            fusion = False
+            continue
         if name not in MAD_OPTIONS:
-            raise ValueError(f"unknown MAD option {name!r}; choose from {', '.join(MAD_OPTIONS)}")
+            raise ValueError(f"unknown MAD option {name!r}; choose from {', '.join(MAD_OPTIONS + GLOBAL_OPTIONS)}")
         options[name] = False
+    was = _ember.limb_fusion()
+    _ember.set_limb_fusion(fusion)
+    try:
+        return _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, **options)
+    finally:
+        _ember.set_limb_fusion(was)
+
+
+def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, **options) -> dict:
     step = progress or (lambda msg: None)
     step("parameters")
     params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
@@ -68,4 +84,5 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, th
                 peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 # MAD's Eq. 3: slots x log Q after bootstrapping x precision / seconds
                 throughput=round(n * log_q_after * prec / med_s, 1),
-                options={k: bool(getattr(params.bootstrap_config, k)) for k in MAD_OPTIONS} | {"key_compression": bool(seeded)})
+                options={k: bool(getattr(params.bootstrap_config, k)) for k in MAD_OPTIONS}
+                | {"key_compression": bool(seeded), "limb_fusion": bool(fusion)})

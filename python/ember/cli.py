@@ -60,7 +60,7 @@ def _bench(args) -> int:
         try:
             if op == "boot":
                 from . import bench_boot
-                off = tuple(o for o in bench_boot.MAD_OPTIONS if getattr(args, "no_" + o))
+                off = tuple(o for o in bench_boot.MAD_OPTIONS + bench_boot.GLOBAL_OPTIONS if getattr(args, "no_" + o))
                 with _progress(sys.stderr.isatty()) as step:
                     rec = bench_boot.run(log_n=args.log_n, levels=_or(args.levels, 9), log_scale=_or(args.log_scale, 45),
                                          dnum=_or(args.dnum, 0), threads=args.threads, runs=_or(args.runs, 3),
@@ -111,6 +111,7 @@ def main(argv=None) -> int:
     b.add_argument("--no-hoisted-moddown", action="store_true", help="boot: MAD option off: double hoisting in linear transforms")
     b.add_argument("--no-depth-optimal", action="store_true", help="boot: polynomial with sqrt(d) baby steps (one more level)")
     b.add_argument("--no-key-compression", action="store_true", help="boot: keys without PRNG seeds")
+    b.add_argument("--no-limb-fusion", action="store_true", help="boot: MAD option off: per-limb Decomp + iNTT in ModUp")
     b.add_argument("--first-mod-bits", type=int, default=60)
     b.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many")
     b.add_argument("--prime-bits", type=int, default=49, help="prime size for ntt / intt (< 50: IFMA path)")

@@ -20,7 +20,7 @@ def test_bench_prints_json(op):
         assert rec["precision_bits"] > 15
 
 
-@pytest.mark.parametrize("flags", [[], ["--no-hoisted-moddown", "--no-merged-moddown", "--no-key-compression"]])
+@pytest.mark.parametrize("flags", [[], ["--no-hoisted-moddown", "--no-merged-moddown", "--no-key-compression", "--no-limb-fusion"]])
 def test_bench_boot_prints_json(flags):
     cmd = [sys.executable, "-m", "ember", "bench", "boot", "--log-n", "12", "--levels", "2", "--slots", "16", "--runs", "1",
            "--insecure", *flags]
@@ -31,6 +31,7 @@ def test_bench_boot_prints_json(flags):
     assert rec["key_bytes_compressed"] == (rec["key_bytes"] if flags else rec["key_bytes_compressed"])
     assert rec["key_bytes_compressed"] < rec["key_bytes"] or flags
     assert rec["options"]["hoisted_moddown"] == (not flags) and rec["options"]["merged_moddown"] == (not flags)
+    assert rec["options"]["limb_fusion"] == (not flags)
 
 
 def test_bench_refuses_insecure():

@@ -116,6 +116,12 @@ public:
         transform<true>(x);
         if (s.on()) count_ntt(s.c, x, true);
     }
+    void ntt_inverse_from(Limbs out, ConstLimbs in) override {
+        check(out, in.size(), "ntt_inverse_from");
+        trace::Scope s("ntt_inverse");  // the same reads and writes as the in-place transform: the copy is fused
+        transform<true>(out, in);
+        if (s.on()) count_ntt(s.c, out, true);
+    }
 
     void copy(Limbs out, ConstLimbs a) override {
         check(out, a.size(), "copy");
@@ -240,7 +246,7 @@ private:
     /// at N = 2^16) go first, and no limb is claimed ahead when fewer than one per thread are left, so that the
     /// call does not end with one thread idle while another works through a long limb or one held in reserve.
     template <bool Inverse>
-    void transform(Limbs x) {
+    void transform(Limbs x, ConstLimbs src = {}) {
         const std::size_t count = x.size();
         std::vector<std::uint32_t> order(count);
         for (std::size_t l = 0; l < count; ++l) order[l] = static_cast<std::uint32_t>(l);
@@ -255,8 +261,12 @@ private:
                 if (claim.load(std::memory_order_relaxed) + workers <= count) j = claim.fetch_add(1);
                 const LimbRef& cur = x[order[i]];
                 const LimbRef* nx = j < count ? &x[order[j]] : nullptr;
-                if constexpr (Inverse) ember::ntt_inverse(cur.data, *cur.table, nx ? nx->data : nullptr, nx ? nx->table : nullptr);
-                else ember::ntt_forward(cur.data, *cur.table, nx ? nx->data : nullptr, nx ? nx->table : nullptr);
+                // out of place: the limb is copied and transformed while it is in cache; prefetch the next
+                // limb's source then
+                u64* next = nx ? (src.empty() ? nx->data : const_cast<u64*>(src[order[j]])) : nullptr;
+                if (!src.empty() && src[order[i]] != cur.data) std::memcpy(cur.data, src[order[i]], n_of(cur) * W);
+                if constexpr (Inverse) ember::ntt_inverse(cur.data, *cur.table, next, nx ? nx->table : nullptr);
+                else ember::ntt_forward(cur.data, *cur.table, next, nx ? nx->table : nullptr);
                 i = j < count ? j : claim.fetch_add(1);
             }
         });

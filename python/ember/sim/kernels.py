@@ -218,6 +218,7 @@ class EmberModel:
     cache_limbs: int = 0
     key_compression: bool = False
     merge: bool = True          # Mult takes the merged ModDown / Rescale path (the library's default)
+    limb_fusion: bool = True    # ModUp's Decomp + iNTT per limb in one pass (ember.set_limb_fusion, default on)
     counts: dict = field(default_factory=dict)
     cost: Cost = field(default_factory=Cost)
     extra: dict = field(default_factory=dict)
@@ -288,11 +289,13 @@ class EmberModel:
         m = len(out_idx)
         self._count(name, mul * n * m, add * n * m, 0, len(ins) * m, m)
 
-    def ntt(self, t: Tensor, idx, inverse: bool):
+    def ntt(self, t: Tensor, idx, inverse: bool, src: Optional[Tensor] = None):
+        """NTT of t's limbs idx in place, or out of place from src's same limbs (Backend::ntt_inverse_from:
+        the copy fused, each limb read from src and written to t once)."""
         n, lg = self.ring.n, self.ring.log_n
         idx = list(idx)
         for i in idx:
-            self._r(t, i)
+            self._r(src if src is not None else t, i)
             self._w(t, i)
         per = n // 2 * lg + ((n // 2 if self.ring.inverse_scaling_merged else n) if inverse else 0)
         self._count("ntt_inverse" if inverse else "ntt_forward", per * len(idx), n * lg * len(idx), len(idx),
@@ -365,8 +368,11 @@ class EmberModel:
         others over Q_l U P, NTT of the new limbs."""
         ql, k = c.q, self.ring.k
         cc = self.tmp(ql, name="modup.coeff")
-        self.memcpy(cc, c)  # Poly cc(c)
-        self.ntt(cc, range(ql), inverse=True)
+        if self.limb_fusion:  # the library's default: each limb copied and transformed in one pass
+            self.ntt(cc, range(ql), inverse=True, src=c)
+        else:
+            self.memcpy(cc, c)  # Poly cc(c), then the iNTT in place
+            self.ntt(cc, range(ql), inverse=True)
         out = []
         for first, last_full in digit_partition(self.ring.q_count, self.ring.dnum):
             last = min(last_full, ql)
