@@ -57,7 +57,7 @@ struct BootstrapConfig {
     bool hoisted_moddown = true;     // linear transforms: double hoisting (one ModDown per giant step,
                                      // plaintexts over QP); off: single hoisting (ModUp shared, plaintexts over Q)
     bool depth_optimal = true;       // polynomial: depth ceil(log2(d + 1)) (more products) or ~sqrt baby steps
-    // MAD's key compression is SecretKey-side (seeded keys, Bootstrapper::gen_keys(sk, seeded)); its per-limb
+    // MAD's key compression is chosen at key generation (Bootstrapper::gen_keys(sk, seeded)); its per-limb
     // caching (Decomp + iNTT of each limb in one pass, in every ModUp) is the ring layer's set_limb_fusion.
 
     /// This configuration with the automatic fields filled in for a ring of 2^log_n (slots, message ratio).
