@@ -218,6 +218,10 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig c
     const auto cts_scales = plan_scales(c, cts, top_, cts_in_, evalmod_in_scale_);
     for (std::size_t j = 0; j < cts.size(); ++j)
         cts_.emplace_back(ctx_, cts[j], cts_slots[j], top_ - j, 0, cts_scales[j].first, cts_scales[j].second, cfg_.hoisted_moddown);
+    if (!sparse_) {
+        minus_i_ = monomial_i(evalmod_in_, true);
+        plus_i_ = monomial_i(stc_top_, false);
+    }
     // SlotToCoeff: the special FFT; a sparse transform's first factor on 2n slots recombines [a, b] into a + i b.
     auto stc = slot_to_coeff_factors(enc, n_, cfg_.stc_levels, 1.0);
     std::vector<std::size_t> stc_slots(stc.size(), n_);
@@ -365,15 +369,22 @@ Ciphertext Bootstrapper::apply(const LinearTransform& lt, const Ciphertext& ct, 
     return lt.apply(x, gk);  // double hoisting when the plaintexts are raised (hoisted_moddown), else single
 }
 
-Ciphertext Bootstrapper::times_i(const Ciphertext& ct, bool negative) const {
-    // X^(N/2) is i at every slot (zeta^(5^j N / 2) = i^(5^j) = i): an exact product, no level.
+Plaintext Bootstrapper::monomial_i(std::size_t level, bool negative) const {
+    // X^(N/2) is i at every slot (zeta^(5^j N / 2) = i^(5^j) = i): a product by it is exact and takes no level.
     const Context& c = *ctx_;
     Plaintext p;
-    p.m = Poly(c.ring(), ct.level() + 1, Basis::Q, Form::Coeff);
+    p.m = Poly(c.ring(), level + 1, Basis::Q, Form::Coeff);
     for (std::size_t i = 0; i < p.m.limbs(); ++i) p.m.limb(i)[c.params().n() / 2] = negative ? p.m.table(i).mod.q - 1 : 1;
     poly_to_eval(p.m);
     p.scale = 1;
-    p.slots = ct.slots;
+    p.slots = n_;
+    return p;
+}
+
+Ciphertext Bootstrapper::times_i(const Ciphertext& ct, bool negative) const {
+    // the two uses (full slots): -i after CoeffToSlot, +i before SlotToCoeff, encoded once in the constructor
+    const Plaintext& p = negative ? minus_i_ : plus_i_;
+    if (p.m.empty() || p.level() != ct.level() || ct.slots != n_) return ev_.mul_plain(ct, monomial_i(ct.level(), negative));
     return ev_.mul_plain(ct, p);
 }
 

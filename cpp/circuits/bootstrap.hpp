@@ -120,6 +120,7 @@ public:
 private:
     Ciphertext apply(const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) const;
     Ciphertext times_i(const Ciphertext& ct, bool negative) const;
+    Plaintext monomial_i(std::size_t level, bool negative) const;
 
     std::shared_ptr<const Context> ctx_;
     Evaluator ev_;
@@ -130,6 +131,7 @@ private:
     double cts_in_, evalmod_in_scale_, stc_in_;
     ChebyshevPoly poly_;
     std::vector<LinearTransform> cts_, stc_;
+    Plaintext minus_i_, plus_i_;  // -i and +i as X^(N/2) at the levels of their uses (full slots)
 };
 
 }  // namespace ember

@@ -23,7 +23,9 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
+#include "math/ntt_schedule.hpp"
 #include "math/ntt_simd.hpp"
 
 namespace ember::detail {
@@ -32,7 +34,6 @@ namespace {
 
 using V = __m512i;
 
-constexpr std::size_t kBlock = 4096;  // coefficients per L1 block (32 KiB)
 constexpr int kTailGroups = 4;        // 16-coefficient groups interleaved in the in-register stages
 
 struct Consts {
@@ -474,11 +475,17 @@ void inv_radix4(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
     }
 }
 
-/// A pass of the schedule: radix 2 or 4 starting at distance t; span = coefficients per independent block.
-struct Pass {
-    std::size_t t;
-    int radix;
-    std::size_t span;
+/// This file's kernels for the shared pass schedule (math/ntt_schedule.hpp).
+struct Kernels {
+    using Consts = ::ember::detail::Consts;
+    using LastConsts = ::ember::detail::LastConsts;
+    static constexpr int kTailGroups = ::ember::detail::kTailGroups;
+    template <class... A> static void fwd2(A&&... a) { fwd_radix2(std::forward<A>(a)...); }
+    template <class... A> static void fwd4(A&&... a) { fwd_radix4(std::forward<A>(a)...); }
+    template <class... A> static void fwd_tail(A&&... a) { fwd_tail16(std::forward<A>(a)...); }
+    template <bool Last, class... A> static void inv_head(A&&... a) { inv_head16<Last>(std::forward<A>(a)...); }
+    template <bool Last, bool Pf, class... A> static void inv2(A&&... a) { inv_radix2<Last, Pf>(std::forward<A>(a)...); }
+    template <bool Last, bool Pf, class... A> static void inv4(A&&... a) { inv_radix4<Last, Pf>(std::forward<A>(a)...); }
 };
 
 }  // namespace
@@ -488,37 +495,8 @@ void ntt_forward_avx512(u64* a, const NttTables& tb) {
 }
 
 void ntt_forward_avx512(u64* a, const NttTables& tb, NttPrefetch* pf, Twiddles tw) {
-    const std::size_t n = tb.n;
-    if (n < 16) { ntt_forward_scalar(a, tb); return; }
-    const Consts k(tb.mod.q);
-    const u64* w = tb.psi_rev.data();
-    const u64* wp = tb.psi_rev_shoup.data();
-
-    // stages of distance n/2 .. 16, widest first: one radix-2 if their count is odd, then radix-4 pairs
-    std::array<Pass, 16> passes{};
-    int np = 0;
-    std::size_t t = n / 2;
-    if ((tb.log_n - 4) & 1) { passes[np++] = {t, 2, 2 * t}; t /= 2; }
-    for (; t >= 32; t /= 4) passes[np++] = {t, 4, 2 * t};
-
-    const std::size_t blk = std::min(n, kBlock);
-    if (pf) pf->plan(n / (16 * kTailGroups));  // one step per interleaved step of the in-register stages
-    int p = 0;
-    for (; p < np && passes[p].span > blk; ++p) {  // wide passes: sweep the whole array
-        const Pass& ps = passes[p];
-        const std::size_t nb = n / ps.span;
-        if (ps.radix == 2) fwd_radix2(a, n, ps.t, 0, nb, w, wp, k);
-        else fwd_radix4(a, n, ps.t, 0, nb, w, wp, k);
-    }
-    for (std::size_t b = 0; b < n; b += blk) {  // the rest depth first, one L1 block at a time
-        for (int r = p; r < np; ++r) {
-            const Pass& ps = passes[r];
-            const std::size_t i0 = b / ps.span, i1 = (b + blk) / ps.span;
-            if (ps.radix == 2) fwd_radix2(a, n, ps.t, i0, i1, w, wp, k);
-            else fwd_radix4(a, n, ps.t, i0, i1, w, wp, k);
-        }
-        fwd_tail16(a, b / 16, (b + blk) / 16, tb, k, pf, tw);
-    }
+    if (tb.n < 16) { ntt_forward_scalar(a, tb); return; }
+    ntt_schedule::forward<Kernels>(a, tb, tb.psi_rev.data(), tb.psi_rev_shoup.data(), pf, tw);
 }
 
 void ntt_inverse_avx512(u64* a, const NttTables& tb) {
@@ -526,54 +504,8 @@ void ntt_inverse_avx512(u64* a, const NttTables& tb) {
 }
 
 void ntt_inverse_avx512(u64* a, const NttTables& tb, NttPrefetch* pf, Twiddles tw) {
-    const std::size_t n = tb.n;
-    if (n < 16) { ntt_inverse_scalar(a, tb); return; }
-    const Consts k(tb.mod.q);
-    const LastConsts lc(tb);
-    const u64* w = tb.ipsi_rev.data();
-    const u64* wp = tb.ipsi_rev_shoup.data();
-    if (n == 16) { inv_head16<true>(a, 0, 1, tb, k, lc, tw); return; }
-
-    // stages of distance 16 .. n/2, narrowest first: one radix-2 if their count is odd, then radix-4 pairs
-    std::array<Pass, 16> passes{};
-    int np = 0;
-    std::size_t t = 16;
-    if ((tb.log_n - 4) & 1) { passes[np++] = {t, 2, 2 * t}; t *= 2; }
-    for (; t < n / 2; t *= 4) passes[np++] = {t, 4, 4 * t};
-
-    auto run = [&](const Pass& ps, std::size_t i0, std::size_t i1, bool last, NttPrefetch* f) {
-        if (f) {
-            if (ps.radix == 2) {
-                if (last) inv_radix2<true, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-                else inv_radix2<false, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-            } else {
-                if (last) inv_radix4<true, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-                else inv_radix4<false, true>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-            }
-        } else if (ps.radix == 2) {
-            if (last) inv_radix2<true, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-            else inv_radix2<false, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-        } else {
-            if (last) inv_radix4<true, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-            else inv_radix4<false, false>(a, n, ps.t, i0, i1, w, wp, k, lc, f);
-        }
-    };
-    const std::size_t blk = std::min(n, kBlock);
-    int p = 0;
-    while (p < np && passes[p].span <= blk) ++p;  // passes [0, p) run inside L1 blocks
-    // the wide passes at the end work on data in L2: prefetch for the next transform there (one step per
-    // inner iteration: n/16 per radix-2 pass, n/64 per radix-4 pass)
-    if (pf) {
-        std::size_t steps = 0;
-        for (int r = p; r < np; ++r) steps += passes[r].radix == 2 ? n / 16 : n / 64;
-        pf->plan(steps);
-    }
-    for (std::size_t b = 0; b < n; b += blk) {
-        inv_head16<false>(a, b / 16, (b + blk) / 16, tb, k, lc, tw);
-        for (int r = 0; r < p; ++r)
-            run(passes[r], b / passes[r].span, (b + blk) / passes[r].span, r == np - 1, nullptr);
-    }
-    for (int r = p; r < np; ++r) run(passes[r], 0, n / passes[r].span, r == np - 1, pf);
+    if (tb.n < 16) { ntt_inverse_scalar(a, tb); return; }
+    ntt_schedule::inverse<Kernels>(a, tb, tb.ipsi_rev.data(), tb.ipsi_rev_shoup.data(), pf, tw);
 }
 
 }  // namespace ember::detail
