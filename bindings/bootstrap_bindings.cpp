@@ -40,6 +40,12 @@ void bind_bootstrap(nb::module_& m) {
         .def_rw("double_angles", &BootstrapConfig::double_angles)
         .def_rw("message_ratio_bits", &BootstrapConfig::message_ratio_bits)
         .def_rw("arcsin", &BootstrapConfig::arcsin)
+        .def_rw("arcsin_degree", &BootstrapConfig::arcsin_degree)
+        .def_rw("input_bound", &BootstrapConfig::input_bound)
+        .def("arcsin_coefficients", [](const BootstrapConfig& c) { return c.arcsin_poly().coeffs; },
+             "Chebyshev coefficients of the arcsine polynomial in s / s_B (resolved configurations only)")
+        .def("sine_bound", [](const BootstrapConfig& c) { return std::sin(2 * 3.14159265358979323846 * c.input_bound / std::ldexp(1.0, c.message_ratio_bits)); })
+        .def("approx_error", &BootstrapConfig::approx_error)
         .def_rw("ephemeral_weight", &BootstrapConfig::ephemeral_weight)
         .def_rw("encaps_digit_bits", &BootstrapConfig::encaps_digit_bits)
         .def_rw("merged_moddown", &BootstrapConfig::merged_moddown)
@@ -52,7 +58,7 @@ void bind_bootstrap(nb::module_& m) {
     m.def("set_limb_fusion", &set_limb_fusion, "on"_a, "MAD's per-limb caching in ModUp (process-wide; on by default)");
     m.def("limb_fusion", &limb_fusion);
     m.def("bootstrappable_params", &bootstrappable_params, "log_n"_a, "levels"_a, "log_scale"_a, "cfg"_a, "dnum"_a = 0, "stc_bits"_a = 50,
-          "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0);
+          "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0, "special_bits"_a = 52);
 
     // One key at a time in and out, so that saving or loading never holds two copies of the key set.
     // Names: "relin", "from_sparse" (hybrid keys), "galois" with its Galois element; the BV key s -> s'
@@ -163,5 +169,6 @@ void bind_bootstrap(nb::module_& m) {
              },
              "sk"_a, "relin"_a, "galois"_a, "seeded"_a = true, RG())
         .def_prop_ro("evalmod_depth", [](const Bootstrapper& b) { return b.config().evalmod_depth(); })
-        .def("bootstrap", &Bootstrapper::bootstrap, "ct"_a, "keys"_a, RG());
+        .def("bootstrap", &Bootstrapper::bootstrap, "ct"_a, "keys"_a, RG())
+        .def("bootstrap_iterative", &Bootstrapper::bootstrap_iterative, "ct"_a, "keys"_a, "residual_bits"_a = 0, RG());
 }

@@ -15,16 +15,18 @@ namespace ember {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr std::size_t kArcsinDepth = 2;
-
-// arcsin(s) / (2 pi) ~= (s + s^3 / 6) / (2 pi) in the Chebyshev basis of [-1, 1] (s^3 = (3 T_1 + T_3) / 4).
-ChebyshevPoly arcsin_poly() {
-    ChebyshevPoly p;
-    p.coeffs = {0.0, (1.0 + 3.0 / 24.0) / (2 * kPi), 0.0, (1.0 / 24.0) / (2 * kPi)};
-    return p;
-}
 
 [[noreturn]] void bad(const std::string& why) { throw std::invalid_argument("bootstrapping: " + why); }
+
+// s_B = sin(2 pi B / 2^R): the largest |sine| a message coefficient |c| <= B produces (the sine must stay
+// monotone there: 2 pi B / 2^R < pi / 2).
+double sine_bound(const BootstrapConfig& cfg) {
+    const double a = 2 * kPi * cfg.input_bound / std::ldexp(1.0, cfg.message_ratio_bits);
+    if (!(a < 0.5 * kPi))
+        bad("message_ratio_bits = " + std::to_string(cfg.message_ratio_bits) + " is too small for input_bound = " + std::to_string(cfg.input_bound) +
+            ": 2 pi B / 2^R must stay below pi / 2 (R >= " + std::to_string(static_cast<int>(std::ceil(std::log2(4 * cfg.input_bound)))) + ")");
+    return std::sin(a);
+}
 
 bool pow2(std::size_t x) { return x && !(x & (x - 1)); }
 std::size_t log2_exact(std::size_t x) {
@@ -36,7 +38,12 @@ std::size_t log2_exact(std::size_t x) {
 // cos(2 pi (K y - 1/4) / 2^r) on y in [-1, 1]: after r double angles, sin(2 pi K y).
 ChebyshevPoly cosine_poly(const BootstrapConfig& cfg) {
     const double K = cfg.k_range, scale = std::ldexp(1.0, -static_cast<int>(cfg.double_angles));
-    return ChebyshevPoly::interpolate([&](double y) { return std::cos(2 * kPi * (K * y - 0.25) * scale); }, cfg.cheb_degree, -1.0, 1.0);
+    ChebyshevPoly p = ChebyshevPoly::interpolate([&](double y) { return std::cos(2 * kPi * (K * y - 0.25) * scale); }, cfg.cheb_degree, -1.0, 1.0);
+    // Without double angles this is sin(2 pi K y), odd: its even coefficients are exactly 0 (the
+    // evaluation then builds and multiplies only the odd T_k).
+    if (cfg.double_angles == 0)
+        for (std::size_t k = 0; k < p.coeffs.size(); k += 2) p.coeffs[k] = 0.0;
+    return p;
 }
 
 void check_config(const BootstrapConfig& cfg) {
@@ -48,6 +55,19 @@ void check_config(const BootstrapConfig& cfg) {
     if (cfg.ephemeral_weight < 0) bad("ephemeral_weight must be >= 0");
     if (cfg.encaps_digit_bits < 1 || cfg.encaps_digit_bits > 30) bad("encaps_digit_bits must be in [1, 30]");
     if (cfg.cts_levels < 1 || cfg.stc_levels < 1) bad("cts_levels and stc_levels must be >= 1");
+    if (cfg.arcsin && (cfg.arcsin_degree < 3 || cfg.arcsin_degree > 63 || cfg.arcsin_degree % 2 == 0))
+        bad("arcsin_degree must be odd, in [3, 63]");
+    if (!(cfg.input_bound > 0 && cfg.input_bound <= 64)) bad("input_bound must be in (0, 64]");
+}
+
+// The modelled noise of a bootstrap in message units, for choosing R: rescale roundings at the 2^60 EvalMod
+// scale (sqrt(N / 18) per coefficient, sqrt(min(4n, N)) of them in a slot), times EvalMod's gain on them
+// (its slope 2 pi K, doubled by every double angle, times 2), 2^R back to the message and sqrt(2n) for
+// SlotToCoeff's sum. Calibrated against measurements at N = 2^13 .. 2^16 (tests/cpp/test_bootstrap.cpp).
+double noise_model(const BootstrapConfig& cfg, std::size_t n, std::size_t N) {
+    const double gain = 4 * kPi * cfg.k_range * std::ldexp(1.0, static_cast<int>(cfg.double_angles));
+    return gain * std::ldexp(1.0, cfg.message_ratio_bits) * std::sqrt(2.0 * n) * std::sqrt(N / 18.0) *
+           std::sqrt(static_cast<double>(std::min(4 * n, N))) * std::ldexp(1.0, -60);
 }
 
 // The block-diagonal diag(A, A) on 2n slots from the diagonals of A on n slots.
@@ -119,17 +139,62 @@ std::size_t bv_digits(u64 q0, int digit_bits) { return (static_cast<std::size_t>
 BootstrapConfig BootstrapConfig::resolved(int log_n) const {
     BootstrapConfig c = *this;
     if (log_n < 1 || log_n > 30) bad("log_n out of range");
-    const std::size_t n = slots ? slots : std::size_t(1) << (log_n - 1);
+    check_config(c);
+    const std::size_t N = std::size_t(1) << log_n, n = slots ? slots : N / 2;
     if (c.message_ratio_bits == 0) {
-        const double r = std::round(10.5 - 0.5 * std::log2(static_cast<double>(std::max<std::size_t>(n, 1))));
-        c.message_ratio_bits = static_cast<int>(std::clamp(r, 3.0, 12.0));
+        // The R with the smallest modelled worst-case error over |c| <= B: EvalMod's approximation error
+        // falls with R (the sine's argument 2 pi c / 2^R shrinks), the noise grows as 2^R.
+        double best = INFINITY;
+        for (int R = 2; R <= 20; ++R) {
+            BootstrapConfig t = c;
+            t.message_ratio_bits = R;
+            if (2 * kPi * t.input_bound / std::ldexp(1.0, R) >= 0.45 * kPi) continue;  // sine too close to its turn
+            const double e = t.approx_error() + noise_model(t, n, N);
+            if (e < best) {
+                best = e;
+                c.message_ratio_bits = R;
+            }
+        }
+        if (c.message_ratio_bits == 0) bad("no message ratio fits input_bound = " + std::to_string(c.input_bound));
     }
     return c;
 }
 
+ChebyshevPoly BootstrapConfig::arcsin_poly() const {
+    if (message_ratio_bits < 2) bad("arcsin_poly needs a resolved message_ratio_bits");
+    const double sb = sine_bound(*this);
+    ChebyshevPoly p = ChebyshevPoly::interpolate([sb](double u) { return std::asin(sb * u) / (2 * kPi); }, arcsin_degree, -1.0, 1.0);
+    for (std::size_t k = 0; k < p.coeffs.size(); k += 2) p.coeffs[k] = 0.0;  // odd: exactly
+    return p;
+}
+
+double BootstrapConfig::approx_error() const {
+    const ChebyshevPoly cosp = cosine_poly(*this);
+    const ChebyshevPoly asp = arcsin ? arcsin_poly() : ChebyshevPoly{};
+    const double ratio = std::ldexp(1.0, message_ratio_bits), sb = arcsin ? sine_bound(*this) : 1.0;
+    const int span = static_cast<int>(std::floor(k_range - input_bound / ratio));
+    double worst = 0;
+    for (int I = -span; I <= span; ++I)
+        for (int j = -100; j <= 100; ++j) {
+            const double c = input_bound * j / 100.0, y = (I + c / ratio) / k_range;
+            double v = cosp(y);
+            for (std::size_t d = 0; d < double_angles; ++d) v = 2 * v * v - 1;
+            const double got = arcsin ? ratio * asp(v / sb) : ratio * v / (2 * kPi);
+            worst = std::max(worst, std::fabs(got - c));
+        }
+    return worst;
+}
+
 std::size_t BootstrapConfig::evalmod_depth() const {
     check_config(*this);
-    return chebyshev_depth(cosine_poly(*this), depth_optimal) + double_angles + (arcsin ? kArcsinDepth : 0);
+    std::size_t asin_depth = 0;
+    if (arcsin) {  // the depth depends only on the degree (the odd terms are all there)
+        ChebyshevPoly p;
+        p.coeffs.assign(arcsin_degree + 1, 0.0);
+        for (std::size_t k = 1; k <= arcsin_degree; k += 2) p.coeffs[k] = 1.0;
+        asin_depth = chebyshev_depth(p, true);
+    }
+    return chebyshev_depth(cosine_poly(*this), depth_optimal) + double_angles + asin_depth;
 }
 
 std::vector<int> BootstrapConfig::boot_bits(int stc_bits, int cts_bits) const {
@@ -140,7 +205,7 @@ std::vector<int> BootstrapConfig::boot_bits(int stc_bits, int cts_bits) const {
 }
 
 CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const BootstrapConfig& cfg, int dnum, int stc_bits, int cts_bits,
-                                 bool insecure, int hamming_weight) {
+                                 bool insecure, int hamming_weight, int special_bits) {
     CkksParams p;
     p.log_n = log_n;
     p.levels = levels;
@@ -151,6 +216,10 @@ CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const Boo
     // 8 bits of margin: the key-switching error stays below a rescale's rounding error, and P stays small
     // enough for dnum = 5 within the 128-bit bound at N = 2^16.
     p.ks_margin_bits = 8;
+    // 52-bit special primes: P is cut finer than with 60-bit ones (6 x 52 = 312 bits for the largest digit
+    // of 300 + 8 at N = 2^16 instead of 6 x 60), which leaves room for EvalMod's eleven 60-bit levels
+    // within the 128-bit bound at dnum = 6.
+    p.special_mod_bits = special_bits;
     if (hamming_weight > 0) {
         p.secret = SecretDist::HammingWeight;
         p.hamming_weight = hamming_weight;
@@ -190,6 +259,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig c
     if (cfg_.cts_levels > stages || cfg_.stc_levels > stages)
         bad("cts_levels and stc_levels must be at most log2(slots) = " + std::to_string(stages));
     poly_ = cosine_poly(cfg_);
+    if (cfg_.arcsin) asin_ = cfg_.arcsin_poly();
     const std::size_t em = cfg_.evalmod_depth();
     const std::size_t need = cfg_.stc_levels + em + cfg_.cts_levels;
     if (c.params().boot_bits.size() != need)
@@ -400,7 +470,7 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct, const SwitchingKey& rlk,
     const Context& c = *ctx_;
     const std::size_t r = cfg_.double_angles;
     // Scales backwards through the double angles: a square at level l lands on s^2 / q_l.
-    const std::size_t sine_out = stc_top_ + (cfg_.arcsin ? kArcsinDepth : 0), poly_out = sine_out + r;
+    const std::size_t sine_out = stc_top_ + (cfg_.arcsin ? chebyshev_depth(asin_, true) : 0), poly_out = sine_out + r;
     // The sine lands near 2^60 (its own level's scale) when the arcsine follows, else on the target.
     const double sine_scale = cfg_.arcsin ? c.scale_at(sine_out) : target_scale;
     double s = sine_scale;
@@ -409,7 +479,10 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct, const SwitchingKey& rlk,
     if (x.level() != poly_out) bad("internal: EvalMod polynomial landed on level " + std::to_string(x.level()));
     for (std::size_t j = 0; j < r; ++j) x = ev_.add_const(ev_.mul_int(ev_.mul(x, x, rlk), 2), cplx(-1, 0));
     x.scale = sine_scale;
-    if (cfg_.arcsin) x = evaluate_chebyshev(ev_, x, arcsin_poly(), rlk, target_scale, true);
+    if (cfg_.arcsin) {
+        x.scale = sine_scale * sine_bound(cfg_);  // the same ciphertext read as s / s_B, the arcsine's variable
+        x = evaluate_chebyshev(ev_, x, asin_, rlk, target_scale, true);
+    }
     x.scale = target_scale;
     return x;
 }
@@ -436,6 +509,19 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct, const BootstrapKeys& ke
         p.scale = stc_in_;
     }
     return slot_to_coeff(parts, *keys.galois);
+}
+
+Ciphertext Bootstrapper::bootstrap_iterative(const Ciphertext& ct, const BootstrapKeys& keys, int residual_bits) const {
+    if (residual_bits == 0) residual_bits = 20;
+    if (residual_bits < 1 || residual_bits > 40) bad("residual_bits must be in [1, 40], got " + std::to_string(residual_bits));
+    const Ciphertext y1 = bootstrap(ct, keys);
+    // ct - y1 on ct's level and scale (the evaluator brings y1 down exactly), times 2^residual_bits
+    const std::int64_t up = std::int64_t(1) << residual_bits;
+    Ciphertext y2 = bootstrap(ev_.mul_int(ev_.sub(ct, y1), up), keys);
+    Ciphertext x = ev_.mul_int(y1, up);
+    x.scale = y1.scale * static_cast<double>(up);  // the same message on 2^k times the scale
+    y2.scale *= static_cast<double>(up);            // y2 / 2^k
+    return ev_.add(x, y2);
 }
 
 }  // namespace ember

@@ -45,10 +45,13 @@ struct BootstrapConfig {
     std::size_t cts_levels = 3;      // CoeffToSlot factors (MAD's fftIter), 1 .. log2(slots)
     std::size_t stc_levels = 3;      // SlotToCoeff factors
     double k_range = 12;             // EvalMod covers t / q0 in [-K, K]
-    std::size_t cheb_degree = 30;    // degree of the cosine interpolant
-    std::size_t double_angles = 3;   // r
-    int message_ratio_bits = 0;      // R: log2(q0 / Delta0); 0: round(10.5 - log2(slots) / 2) in [3, 12] (see above)
-    bool arcsin = true;              // undo the sine: (s + s^3 / 6) / (2 pi), two more levels, error (2 pi m / q0)^4 / 13
+    std::size_t cheb_degree = 119;   // degree of the cosine interpolant
+    std::size_t double_angles = 0;   // r (0: the interpolant is sin(2 pi K y) itself, odd)
+    int message_ratio_bits = 0;      // R: log2(q0 / Delta0); 0: automatic, the R that minimises the modelled worst-case error
+    bool arcsin = true;              // undo the sine by a polynomial for arcsin(s) / (2 pi) (arcsin_poly below)
+    std::size_t arcsin_degree = 15;  // its degree (odd, >= 3): ceil(log2(degree + 1)) levels
+    double input_bound = 1.4142135623730951;  // B: the precision holds for message coefficients |c| <= B (times
+                                              // the scale); slots with |Re|, |Im| <= 1 give |c| <= sqrt(2)
     int ephemeral_weight = 32;       // h of the encapsulation secret; 0: no encapsulation
     int encaps_digit_bits = 4;       // digit size of the BV key s -> s'
 
@@ -64,6 +67,13 @@ struct BootstrapConfig {
     BootstrapConfig resolved(int log_n) const;
     /// Levels EvalMod consumes (the Chebyshev interpolant, the double angles and the arcsine correction).
     std::size_t evalmod_depth() const;
+    /// The polynomial that follows the sine: arcsin(s) / (2 pi) interpolated at the Chebyshev nodes of
+    /// |s| <= s_B = sin(2 pi B / 2^R) (B = input_bound, R = message_ratio_bits, which must be resolved),
+    /// in the variable s / s_B. Odd (its even coefficients are exactly 0).
+    ChebyshevPoly arcsin_poly() const;
+    /// EvalMod's approximation error in message units (times the scale) for coefficients |c| <= B:
+    /// max |2^R P(sin(2 pi c / 2^R)) - c|, with the cosine interpolant and double angles in float64.
+    double approx_error() const;
     /// Bit sizes of the bootstrapping primes (CkksParams::boot_bits), bottom to top, for `stc_bits` /
     /// 60-bit EvalMod / `cts_bits` primes.
     std::vector<int> boot_bits(int stc_bits, int cts_bits) const;
@@ -82,7 +92,7 @@ struct BootstrapKeys {
 /// bootstrapping levels of `cfg`. dnum = 0 picks the smallest dnum within the 128-bit bound (with
 /// insecure: 3, or fewer digits when there are fewer primes). hamming_weight = 0: uniform ternary secret.
 CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const BootstrapConfig& cfg, int dnum = 0, int stc_bits = 50,
-                                 int cts_bits = 56, bool insecure = false, int hamming_weight = 0);
+                                 int cts_bits = 56, bool insecure = false, int hamming_weight = 0, int special_bits = 52);
 
 class Bootstrapper {
 public:
@@ -101,6 +111,15 @@ public:
 
     /// Refreshes ct (any level, cfg.slots slots) to level `levels` on the canonical scale.
     Ciphertext bootstrap(const Ciphertext& ct, const BootstrapKeys& keys) const;
+    /// Iterative bootstrapping (Bae, Cheon, Cho, Kim, Kim, "META-BTS", 2022): y1 = bootstrap(ct); the
+    /// residual r = ct - y1 (at ct's level and scale), scaled up by 2^residual_bits, is bootstrapped again;
+    /// the result is y1 + y2 / 2^residual_bits at level `levels` on the scale 2^residual_bits times the
+    /// canonical one (the division is that change of scale and y1 is multiplied by the integer
+    /// 2^residual_bits, so the sum adds no rounding). Twice the time of bootstrap(), no extra level; the
+    /// precision is then limited by ct's own rounding error at its scale, no longer by EvalMod.
+    /// residual_bits must keep 2^residual_bits |ct - y1| within input_bound: 0 picks 20 (one pass gives
+    /// >= 25 bits on its bounded inputs).
+    Ciphertext bootstrap_iterative(const Ciphertext& ct, const BootstrapKeys& keys, int residual_bits = 0) const;
 
     // The stages, public for tests.
     /// Level 0, message ratio applied, encapsulated, raised to Q_L: plaintext t = Delta0 m + q0 I; the
@@ -116,6 +135,7 @@ public:
 
     double stc_input_scale() const { return stc_in_; }
     const ChebyshevPoly& evalmod_poly() const { return poly_; }
+    const ChebyshevPoly& arcsin_poly() const { return asin_; }
 
 private:
     Ciphertext apply(const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) const;
@@ -129,7 +149,7 @@ private:
     bool sparse_;
     std::size_t top_, evalmod_in_, stc_top_, out_level_;
     double cts_in_, evalmod_in_scale_, stc_in_;
-    ChebyshevPoly poly_;
+    ChebyshevPoly poly_, asin_;
     std::vector<LinearTransform> cts_, stc_;
     Plaintext minus_i_, plus_i_;  // -i and +i as X^(N/2) at the levels of their uses (full slots)
 };

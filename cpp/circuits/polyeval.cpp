@@ -105,21 +105,20 @@ struct ChebBasis {
 Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, double scale) {
     const Evaluator& ev = B.ev;
     const double big = scale * static_cast<double>(ev.context().params().q_primes[level + 1]);
-    Ciphertext acc;
-    bool have = false;
+    std::vector<const Ciphertext*> ts;
+    std::vector<double> ks;
     for (std::size_t k = 1; k < c.size(); ++k) {
-        if (negligible(c[k]) && !(k + 1 == c.size() && !have)) continue;
+        if (negligible(c[k])) continue;
         const Ciphertext& tk = B.get(k);
-        Ciphertext term = ev.mul_round(ev.drop_to_level(tk, level + 1), c[k] * big / tk.scale);
-        term.scale = big;
-        acc = have ? ev.add(acc, term) : term;
-        have = true;
+        ts.push_back(&tk);
+        ks.push_back(c[k] * big / tk.scale);
     }
-    if (!have) {  // a constant: 0 * T_1, so that the result is a ciphertext on the right level and scale
-        Ciphertext term = ev.mul_round(ev.drop_to_level(B.get(1), level + 1), 0.0);
-        term.scale = big;
-        acc = term;
+    if (ts.empty()) {  // a constant: 0 * T_1, so that the result is a ciphertext on the right level and scale
+        ts.push_back(&B.get(1));
+        ks.push_back(0.0);
     }
+    // one multiply-accumulate pass per T_k on its first level + 2 primes (all terms on the scale `big`)
+    Ciphertext acc = ev.linear_combination(ts, ks, level + 1, big);
     if (!c.empty() && !negligible(c[0])) acc = ev.add_const(acc, cplx(c[0], 0));
     Ciphertext r = ev.rescale(acc);
     r.scale = scale;

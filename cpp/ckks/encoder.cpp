@@ -1,5 +1,7 @@
 #include "ckks/encoder.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -86,8 +88,26 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
         throw std::invalid_argument("encode: the slot count must be a power of two in [1, N/2 = " + std::to_string(n_ / 2) + "], got " + std::to_string(slots));
     if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("encode: scale must be positive and finite");
     std::vector<cplx> w(z.begin(), z.end());
-    for (const auto& v : w)
+    double max_abs = 0;
+    for (const auto& v : w) {
         if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw std::invalid_argument("encode: input contains NaN or infinity");
+        max_abs = std::max(max_abs, std::abs(v));
+    }
+    // Every coefficient is at most max |x| times the scale (the coefficients are averages of the slots), so
+    // the plaintext is representable when max |x| * scale < Q / 2 over its primes; beyond it the residues
+    // wrap and the ciphertext would decrypt to garbage.
+    double log_q = 0;
+    for (std::size_t i = 0; i < q_limbs; ++i) log_q += std::log2(static_cast<double>(ring->mod(i).q));
+    if (basis == Basis::QP)
+        for (std::size_t j = 0; j < ring->p_count(); ++j) log_q += std::log2(static_cast<double>(ring->mod(ring->q_count() + j).q));
+    if (max_abs > 0 && std::log2(max_abs) + std::log2(scale) >= log_q - 1) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "encode: the largest value, |x| = %.6g, times the scale 2^%.2f is 2^%.2f, beyond the modulus bound Q/2 = 2^%.2f of "
+                      "these %zu primes (level %zu); scale the values down, or encode at a higher level or a smaller scale",
+                      max_abs, std::log2(scale), std::log2(max_abs) + std::log2(scale), log_q - 1, q_limbs, q_limbs - 1);
+        throw std::invalid_argument(buf);
+    }
     fft_special_inv(w);
     const std::size_t gap = n_ / (2 * slots);
     Poly p(ring, q_limbs, basis, Form::Coeff);

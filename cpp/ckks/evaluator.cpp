@@ -35,6 +35,13 @@ std::string scale_str(double s) {
 
 // Residues of a rounded double (possibly above 2^63) for every Q limb of p.
 std::vector<u64> residues_of_double(const Poly& p, double x) {
+    // A constant (times its scale) at or beyond Q / 2 wraps modulo Q: the product would be garbage.
+    double log_q = 0;
+    for (std::size_t i = 0; i < p.limbs(); ++i) log_q += std::log2(static_cast<double>(p.table(i).mod.q));
+    if (std::fabs(x) >= 1 && std::log2(std::fabs(x)) >= log_q - 1)
+        fail("multiply or add by a constant", "the constant times its scale is 2^" + std::to_string(std::log2(std::fabs(x))) +
+                                                  ", beyond the modulus bound Q/2 = 2^" + std::to_string(log_q - 1) + " at level " +
+                                                  std::to_string(p.limbs() - 1) + "; scale it down or use a higher level");
     std::vector<u64> r(p.limbs());
     for (std::size_t i = 0; i < r.size(); ++i) r[i] = Encoder::residue_of(x, p.table(i).mod);
     return r;
@@ -256,6 +263,34 @@ Ciphertext Evaluator::mul_round(const Ciphertext& a0, double x) const {
     a.scale = a0.scale * k;
     a.slots = a0.slots;
     return a;
+}
+
+Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& xs, const std::vector<double>& ks, std::size_t level,
+                                         double scale) const {
+    if (xs.empty()) fail("linear_combination", "no operands");
+    if (xs.size() != ks.size()) fail("linear_combination", std::to_string(xs.size()) + " operands but " + std::to_string(ks.size()) + " constants");
+    const std::size_t limbs = level + 1;
+    Ciphertext r;
+    r.c0 = Poly(ctx_->ring(), limbs, Basis::Q, Form::Eval);
+    r.c1 = Poly(ctx_->ring(), limbs, Basis::Q, Form::Eval);
+    std::vector<MulConst> c;
+    c.reserve(limbs);
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+        const Ciphertext& x = *xs[j];
+        check_ct("linear_combination", x);
+        if (x.level() < level)
+            fail("linear_combination", "operand " + std::to_string(j) + " is at level " + std::to_string(x.level()) + ", below " + std::to_string(level));
+        if (x.slots != xs[0]->slots) fail("linear_combination", "operands pack different slot counts");
+        if (!std::isfinite(ks[j])) fail("linear_combination", "constant is not finite");
+        const double k = std::round(ks[j]);
+        c.clear();
+        for (std::size_t i = 0; i < limbs; ++i) c.emplace_back(Encoder::residue_of(k, r.c0.table(i).mod), r.c0.table(i).mod);
+        ctx_->ring()->backend().mul_const(r.c0.refs(), x.c0.crefs(0, limbs), c, /*accumulate=*/true);
+        ctx_->ring()->backend().mul_const(r.c1.refs(), x.c1.crefs(0, limbs), c, /*accumulate=*/true);
+    }
+    r.scale = scale;
+    r.slots = xs[0]->slots;
+    return r;
 }
 
 Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {

@@ -52,6 +52,11 @@ public:
     /// Product by the integer nearest to x (any magnitude, e.g. a constant pre-scaled by 2^100), no
     /// rescale: the scale is multiplied by round(x).
     Ciphertext mul_round(const Ciphertext& a, double x) const;
+    /// sum_k round(k_k) x_k on the first level + 1 primes of every x_k (each at a level >= `level`; no level
+    /// dropped by copying, one multiply-accumulate pass per operand), declared at `scale`: the caller
+    /// chooses the integers so that every term round(k_k) x_k.scale equals it. Not rescaled; consumes no level.
+    /// Throws on an empty list, a size mismatch, an operand below `level` or a non-finite constant.
+    Ciphertext linear_combination(const std::vector<const Ciphertext*>& xs, const std::vector<double>& ks, std::size_t level, double scale) const;
     /// Product by a constant: integers exactly without a level, other values rescaled onto the canonical scale.
     Ciphertext mul_const(const Ciphertext& a, cplx c) const;
     /// Product by a constant, rescaled, landing exactly on `target_scale` at level a.level() - 1.

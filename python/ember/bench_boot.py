@@ -17,13 +17,20 @@ MAD_OPTIONS = ("merged_moddown", "hoisted_moddown", "depth_optimal")
 GLOBAL_OPTIONS = ("limb_fusion",)
 
 
-def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, threads: int = 2, runs: int = 3,
+def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, threads: int = 2, runs: int = 3,
         slots: int | None = None, secret: str = "ternary", insecure: bool = False, seeded: bool = True,
-        off: tuple[str, ...] = (), progress=None, **options) -> dict:
-    """Bootstraps `runs` fresh encryptions of uniform complex inputs in [-1, 1]^2 (after one warm-up).
+        off: tuple[str, ...] = (), progress=None, inputs: tuple[str, ...] = ("uniform_complex",), iterations: int = 1,
+        **options) -> dict:
+    """Bootstraps `runs` fresh encryptions (after one warm-up) of each input shape in `inputs` (names of
+    ember.precision.INPUT_SHAPES; default uniform complex in [-1, 1]^2). precision_bits is the worst slot over
+    all of them, `inputs` in the result the worst slot per shape. iterations=2: iterative bootstrapping.
 
     off: MAD options to switch off (see MAD_OPTIONS); seeded=False stores keys uncompressed.
     """
+    from .precision import INPUT_SHAPES
+    for name in inputs:
+        if name not in INPUT_SHAPES:
+            raise ValueError(f"unknown input shape {name!r}; choose from {', '.join(INPUT_SHAPES)}")
     fusion = _ember.limb_fusion()
     for name in off:
         if name == "limb_fusion":
@@ -35,12 +42,15 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 45, dnum: int = 0, th
     was = _ember.limb_fusion()
     _ember.set_limb_fusion(fusion)
     try:
-        return _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, **options)
+        return _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion,
+                    tuple(inputs), int(iterations), **options)
     finally:
         _ember.set_limb_fusion(was)
 
 
-def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, **options) -> dict:
+def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, inputs, iterations,
+         **options) -> dict:
+    from .precision import input_shape, precision
     step = progress or (lambda msg: None)
     step("parameters")
     params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
@@ -56,27 +66,30 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
     keygen_s = time.perf_counter() - t0
     n = boot.slots
     rng = np.random.default_rng(1)
-    ms, worst, out, first_ms = [], 0.0, None, 0.0
+    ms, out, first_ms, per_shape = [], None, 0.0, {}
     for r in range(runs + 1):
-        step(f"bootstrap {r}/{runs}")
-        x = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
-        ct = ctx.encrypt(x, keys.public, level=0)
-        t0 = time.perf_counter()
-        out = ct.bootstrap()
-        dt = (time.perf_counter() - t0) * 1e3
-        if r == 0:
-            first_ms = dt  # the warm-up: the first bootstrap also faults in its working memory
-            continue
-        ms.append(dt)
-        worst = max(worst, float(np.abs(out.decrypt(keys.secret) - x).max()))
+        for name in inputs:
+            step(f"bootstrap {r}/{runs} ({name})")
+            x = input_shape(name, n, rng)
+            ct = ctx.encrypt(x, keys.public, level=0)
+            t0 = time.perf_counter()
+            out = ct.bootstrap(iterations=iterations)
+            dt = (time.perf_counter() - t0) * 1e3
+            if r == 0 and name == inputs[0]:
+                first_ms = dt  # the warm-up: the first bootstrap also faults in its working memory
+                continue
+            ms.append(dt)
+            bits = precision(x, out.decrypt(keys.secret)).min_bits
+            per_shape[name] = min(per_shape.get(name, 60.0), bits)
     info = ctx.bootstrap_key_info
-    prec = float(-np.log2(max(worst, 2.0 ** -60)))
+    prec = min(per_shape.values())
     log_q_after = float(sum(np.log2(float(q)) for q in params.q_primes[: out.level + 1]))
     med_s = statistics.median(ms) / 1e3
     return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend="cpu", runs=runs,
                 median_ms=round(statistics.median(ms), 1), min_ms=round(min(ms), 1), max_ms=round(max(ms), 1),
                 first_ms=round(first_ms, 1),
-                precision_bits=round(prec, 2), slots=n, levels_after=out.level, log_scale_after=round(float(np.log2(out.scale)), 2),
+                precision_bits=round(prec, 2), inputs={k: round(v, 2) for k, v in per_shape.items()},
+                iterations=iterations, message_ratio_bits=params.bootstrap_config.message_ratio_bits, slots=n, levels_after=out.level, log_scale_after=round(float(np.log2(out.scale)), 2),
                 log_q_after=round(log_q_after, 1), key_bytes=info["key_bytes"], key_bytes_compressed=info["key_bytes_compressed"],
                 rotation_keys=info["rotation_keys"], log_qp=round(params.log_qp, 1), secret=secret,
                 special_primes=len(params.p_primes), bootstrapping_levels=len(params.boot_bits),

@@ -24,6 +24,12 @@ def _emit(records: list[dict], stream=sys.stdout) -> None:
     Console(file=stream).print(t)
 
 
+def _shapes(text: str) -> tuple:
+    from .precision import INPUT_SHAPES
+    names = tuple(INPUT_SHAPES) if text.strip() == "all" else tuple(t.strip() for t in text.split(",") if t.strip())
+    return names
+
+
 def _or(value, default):
     return default if value is None else value
 
@@ -62,10 +68,11 @@ def _bench(args) -> int:
                 from . import bench_boot
                 off = tuple(o for o in bench_boot.MAD_OPTIONS + bench_boot.GLOBAL_OPTIONS if getattr(args, "no_" + o))
                 with _progress(sys.stderr.isatty()) as step:
-                    rec = bench_boot.run(log_n=args.log_n, levels=_or(args.levels, 9), log_scale=_or(args.log_scale, 45),
+                    rec = bench_boot.run(log_n=args.log_n, levels=_or(args.levels, 9), log_scale=_or(args.log_scale, 44),
                                          dnum=_or(args.dnum, 0), threads=args.threads, runs=_or(args.runs, 3),
                                          slots=args.slots, secret=args.secret, insecure=args.insecure,
-                                         seeded=not args.no_key_compression, off=off, progress=step)
+                                         seeded=not args.no_key_compression, off=off, progress=step,
+                                         inputs=_shapes(args.inputs), iterations=args.iterations)
             else:
                 rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, 24), dnum=_or(args.dnum, 3),
                                 threads=args.threads, runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
@@ -104,7 +111,10 @@ def main(argv=None) -> int:
     b.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 3; boot: 0 = smallest secure)")
     b.add_argument("--threads", type=int, default=2)
     b.add_argument("--runs", type=int, default=None, help="timed runs after one warm-up (default 10; boot: 3)")
-    b.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50; boot: 45)")
+    b.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50; boot: 44)")
+    b.add_argument("--inputs", default="uniform_complex",
+                   help="boot: comma-separated input shapes (ember.precision.INPUT_SHAPES, or 'all'); precision is the worst slot")
+    b.add_argument("--iterations", type=int, default=1, choices=[1, 2], help="boot: 2 = iterative bootstrapping (META-BTS)")
     b.add_argument("--slots", type=int, default=None, help="boot: slots bootstrapped (default N/2)")
     b.add_argument("--secret", choices=["ternary", "sparse"], default="ternary", help="boot: secret distribution")
     b.add_argument("--no-merged-moddown", action="store_true", help="boot: MAD option off: ModDown merged with Rescale")

@@ -189,8 +189,9 @@ class Ciphertext(_Serializable):
         """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
         return [self._wrap(c) for c in self._ctx._core.rotate_many(self._core, [int(s) for s in steps])]
 
-    def bootstrap(self) -> "Ciphertext":
-        return self.context.bootstrap(self)
+    def bootstrap(self, iterations: int = 1, residual_bits: int = 0) -> "Ciphertext":
+        """See Context.bootstrap."""
+        return self.context.bootstrap(self, iterations=iterations, residual_bits=residual_bits)
 
     def conjugate(self) -> "Ciphertext":
         return self._wrap(self._ctx._core.conjugate(self._core))
@@ -266,14 +267,28 @@ class Context:
                 self._bootstrapper = _ember.BootstrapperCore(_ember.context_of(self._core), cfg)
             return self._bootstrapper
 
-    def bootstrap(self, ct: "Ciphertext") -> "Ciphertext":
+    def bootstrap(self, ct: "Ciphertext", iterations: int = 1, residual_bits: int = 0) -> "Ciphertext":
         """A fresh encryption of ct's slots (up to the bootstrapping error) at level user_level, on the
-        canonical scale. Needs keygen(bootstrapping=True)."""
+        canonical scale. Needs keygen(bootstrapping=True).
+
+        Precision: >= 25 bits at N = 2^16 for every input whose slots have real and imaginary parts in
+        [-1, 1] (the parameters' input_bound, sqrt(2) per message coefficient, covers them all). Larger
+        inputs leave EvalMod's interval and come back wrong: scale them into [-1, 1] first (a larger
+        input_bound in CkksParams.bootstrappable() trades precision for range).
+
+        iterations=2: iterative bootstrapping (META-BTS): the residual ct - bootstrap(ct), scaled up by
+        2**residual_bits (0: 20), is bootstrapped again and added back. Twice the time, no extra level;
+        the result sits on 2**residual_bits times the canonical scale, and its precision is then limited
+        by ct's own rounding error at its scale (use a larger log_scale for 40+ bits)."""
         if not isinstance(ct, Ciphertext):
             raise TypeError("bootstrap expects an ember.Ciphertext")
+        if iterations not in (1, 2):
+            raise ValueError(f"bootstrap: iterations must be 1 or 2, got {iterations!r}")
         boot = self.bootstrapper()
         if self._boot_keys is None:
             raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
+        if iterations == 2:
+            return Ciphertext(self, boot.bootstrap_iterative(ct._core, self._boot_keys, int(residual_bits)))
         return Ciphertext(self, boot.bootstrap(ct._core, self._boot_keys))
 
     def save_bootstrap_keys(self, directory) -> list[str]:

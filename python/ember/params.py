@@ -39,15 +39,21 @@ class CkksParams:
     bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
 
     @classmethod
-    def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 45, slots: Optional[int] = None,
+    def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 44, slots: Optional[int] = None,
                        secret: str = "ternary", hamming_weight: int = 192, dnum: int = 0, cts_levels: int = 3,
-                       stc_levels: int = 3, insecure: bool = False, **options) -> "CkksParams":
+                       stc_levels: int = 3, insecure: bool = False, cts_bits: int = 56, stc_bits: int = 50,
+                       special_bits: int = 52, **options) -> "CkksParams":
         """A parameter set with bootstrapping levels on top of `levels` computation levels.
 
         Ciphertexts are encrypted at level `levels` and ctx.bootstrap() returns them there, on the scale
-        2**log_scale (45 by default: at N = 2^16 a rescale's rounding alone limits a 2^40 ciphertext to ~24
+        2**log_scale (44 by default: at N = 2^16 a rescale's rounding alone limits a 2^40 ciphertext to ~24
         bits). Above it sit SlotToCoeff (`stc_levels`, 50-bit primes), EvalMod (60-bit primes: a
-        Chebyshev cosine, double angles and an arcsine correction) and CoeffToSlot (`cts_levels`, 56-bit).
+        Chebyshev sine and an arcsine interpolant) and CoeffToSlot (`cts_levels`, 56-bit); the special primes
+        are `special_bits` (52) bits, which keeps the default within the 128-bit bound at dnum = 6.
+
+        Precision: the default guarantees >= 25 bits at N = 2^16 for every input whose slots have real and
+        imaginary parts in [-1, 1] (message coefficients up to `input_bound` = sqrt(2) times the scale);
+        inputs beyond leave EvalMod's interval and come back wrong.
 
         Args:
             slots: slots bootstrapped (a power of two up to N/2; default N/2).
@@ -56,8 +62,9 @@ class CkksParams:
                 h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set).
             dnum: key-switching digits; 0 picks the smallest within the security bound.
             options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits (0: automatic,
-                10.5 - log2(slots) / 2; for slot vectors with a large mean use 8 or more),
-                arcsin, ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
+                the R with the smallest modelled worst-case error for |coefficients| <= input_bound),
+                input_bound (default sqrt(2)), arcsin, arcsin_degree (odd, default 15),
+                ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
                 merged_moddown, hoisted_moddown, depth_optimal (the MAD options).
         """
         cfg = _ember.BootstrapConfigCore()
@@ -71,7 +78,8 @@ class CkksParams:
         if secret not in ("ternary", "sparse"):
             raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse', got {secret!r}")
         core = _ember.bootstrappable_params(int(log_n), int(levels), int(log_scale), cfg, dnum=int(dnum),
-                                            insecure=bool(insecure),
+                                            stc_bits=int(stc_bits), cts_bits=int(cts_bits), insecure=bool(insecure),
+                                            special_bits=int(special_bits),
                                             hamming_weight=int(hamming_weight) if secret == "sparse" else 0)
         self = cls.__new__(cls)
         self._core = core

@@ -7,12 +7,12 @@
 // result is z + E(z) + noise, with
 //
 // E(z), EvalMod's deterministic error, computed here in float64 (boot_model): EvalMod reads each
-//     message coefficient c as s = sin(2 pi c Delta0 / q0) and returns (q0 / Delta0) (s + s^3 / 6) / (2 pi),
-//     which misses ~(3 / 40) (2 pi)^4 2^(-4R) c^5 (the arcsine's truncation). It depends on the message:
-//     with R = 4 (the default when this was written) a constant vector 1 + i (c_0 = c_n = 1) comes back
-//     with 8.7 bits, 8 random slots with 12 to 16 bits, full slots with ~28 (E alone: 2^-28.2). The tests
-//     compare the result with z + E(z) within the noise bound below (measured: 2^-29.8 to 2^-34 against
-//     bounds of 2^-27 to 2^-29), and with z within the noise bound plus max |E|.
+//     message coefficient c as s = sin(2 pi c Delta0 / q0) and returns (q0 / Delta0) P(s / s_B), P the
+//     configuration's arcsine interpolant on |s| <= s_B = sin(2 pi B / 2^R) (B = input_bound = sqrt 2, the
+//     largest coefficient slots in [-1, 1]^2 can give). The automatic R keeps max |E| below 2^-33 for
+//     every such input (BootstrapConfig::approx_error); a coefficient above B leaves the interval, which
+//     is what the worst-case inputs below check. The tests compare the result with z + E(z) within the
+//     noise bound below, and with z within the noise bound plus max |E|.
 // noise, two terms:
 //  (1) CoeffToSlot / EvalMod noise at the ~2^60 scale of the EvalMod primes. A rescale's rounding leaves
 //      ~sqrt(N / 18) per coefficient (r0 + r1 s, r_i uniform in [-1/2, 1/2], s ternary). A slot of an
@@ -22,11 +22,11 @@
 //      SlotToCoeff sums the 2n real coefficients of every slot (~sqrt(2 n) for independent errors):
 //          noise = C * 2^R * sqrt(2 n) * sqrt(N / 18) * sqrt(min(4 n, N)) * 2^-60,
 //      which at full slots is (C / sqrt 18) * 2^R * sqrt(2n) * N * 2^-60. C is EvalMod's gain on noise:
-//      its slope K (output ~ K y for the CoeffToSlot output y = t / (K q0)) times the double angles' gain
-//      on the noise inside the cosine interpolant, up to 4 per step (|d(2c^2 - 1)/dc| <= 4), K 4^r = 2^9.6
-//      for the defaults; we take C = 4 K 4^r (2 bits of safety). Measured: EvalMod's output against a
-//      float64 evaluation of its input is 2^9.6..2^10.1 times the model without C (8 and 64 slots), the
-//      whole bootstrap 2^8.7..2^8.9 times (64, 256, 1024, 2048 slots at N = 2^12, full slots at N = 2^13
+//      its slope 2 pi K on the CoeffToSlot output y = t / (K q0), the rounding inside the interpolant and
+//      the double angles (up to 2 per step on the angle): C = 16 pi K 2^r, about 2 bits above what was
+//      measured with the default sine of degree 119 and r = 0 (2^7.4 at N = 2^13 full slots; with r = 3
+//      and a degree-30 cosine the gain was 2^8.7..2^10.1, measured at 64 .. 2048 slots at N = 2^12, full
+//      slots at N = 2^13
 //      and 2^14; R = 6 and 8): the model's dependence on n and N holds to 0.2 bits, and the bound is 2 to
 //      3 bits above the measured noise. (With
 //      "sqrt(N) in a slot" in place of sqrt(min(4 n, N)) the model would miss the sparse decoding: the
@@ -143,14 +143,16 @@ BootModel boot_model(const Context& ctx, const BootstrapConfig& cfg, const cvec&
     const double delta0 = std::round(q0 / (ratio * in_scale)) * in_scale;
     const Embedding emb(z.size());
     std::vector<double> c = emb.coeffs(z);
+    const ChebyshevPoly asin = cfg.arcsin ? cfg.arcsin_poly() : ChebyshevPoly{};
+    const double sb = std::sin(2 * kPi * cfg.input_bound / ratio);
     for (double& x : c) {
         const double s = std::sin(2 * kPi * x * delta0 / q0);
-        x = (q0 / delta0) * (cfg.arcsin ? s + s * s * s / 6 : s) / (2 * kPi);
+        x = (q0 / delta0) * (cfg.arcsin ? asin(s / sb) : s / (2 * kPi));
     }
     BootModel m;
     m.expected = emb.slots(c);
     m.det = max_err(m.expected, z);
-    const double C = 4 * cfg.k_range * std::ldexp(1.0, 2 * static_cast<int>(cfg.double_angles));  // 4 K 4^r
+    const double C = 16 * kPi * cfg.k_range * std::ldexp(1.0, static_cast<int>(cfg.double_angles));  // 16 pi K 2^r
     m.noise = C * ratio * std::sqrt(2 * n) * std::sqrt(N / 18) * std::sqrt(std::min(4 * n, N)) * std::ldexp(1.0, -60);
     m.floor = 12 * std::sqrt(2 * n * N) / ctx.scale_at(ctx.user_level());
     return m;
@@ -255,9 +257,15 @@ TEST(Bootstrap, SparseSlotsPrecision) {
                 std::to_string(e->slots()) + " slots, R " + std::to_string(e->cfg.message_ratio_bits) + ", seed " + std::to_string(seed));
         }
     }
-    // E's worst case: a constant vector, whose coefficients c_0 = c_n = 1 are the largest possible
+    // E's worst cases: a constant vector (c_0 = c_n = 1), and +-(1 + i) in turn, whose coefficient
+    // c_(n/2) = sqrt(2) is the largest that slots in [-1, 1]^2 can give (the configuration's input_bound)
     const cvec one(8, cplx(1, 1));
     check_against_model(env8().model(one), one, bootstrapped(env8(), one), "8 slots, constant 1 + i");
+    cvec alt(8);
+    for (std::size_t j = 0; j < alt.size(); ++j) alt[j] = j % 2 ? cplx(-1, -1) : cplx(1, 1);
+    const BootModel ma = env8().model(alt);
+    check_against_model(ma, alt, bootstrapped(env8(), alt), "8 slots, +-(1 + i) in turn");
+    EXPECT_LT(ma.det, std::ldexp(1.0, -25));  // EvalMod's own error at the worst input, from the configuration
 }
 
 TEST(Bootstrap, FullSlotsPrecision) {
@@ -505,7 +513,7 @@ TEST(BootstrapStages, StagesComposeAndCarryTheCoefficients) {
         center(r.v, q.v);  // t mod q0, centered, exactly
         const double s = std::sin(2 * kPi * mpz_get_d(r.v) / q0);
         want_y.push_back(mpz_get_d(t[gap * j].v) / (K * q0));
-        want_v.push_back((s + s * s * s / 6) / (2 * kPi));
+        want_v.push_back(bt.arcsin_poly()(s / std::sin(2 * kPi * e.cfg.input_bound / std::exp2(R))));
     }
     std::sort(want_y.begin(), want_y.end());
     std::sort(want_v.begin(), want_v.end());

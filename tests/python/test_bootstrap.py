@@ -5,10 +5,10 @@ Error model (derived in tests/cpp/test_bootstrap.cpp, whose numbers it reuses): 
 gives z + E(z) + noise, where
 
 * E(z) is EvalMod's deterministic error, computed here in float64: every message coefficient c is read
-  as s = sin(2 pi c Delta0 / q0) and returned as (q0 / Delta0) (s + s^3 / 6) / (2 pi) (the arcsine's
-  truncation, ~(3/40) (2 pi)^4 2^(-4R) c^5); it depends on the message and is large for few slots or
-  large coefficients (R = message_ratio_bits, Delta0 = k * scale with k = round(q0 / (2^R scale)));
-* noise <= C 2^R sqrt(2n) sqrt(N / 18) sqrt(min(4n, N)) 2^-60 with C = 4 K 4^r (K = k_range,
+  as s = sin(2 pi c Delta0 / q0) and returned as (q0 / Delta0) P(s / s_B), P the configuration's arcsine
+  interpolant on |s| <= s_B = sin(2 pi B / 2^R) (R = message_ratio_bits, B = input_bound, Delta0 = k * scale
+  with k = round(q0 / (2^R scale))); for |c| <= B it is below cfg.approx_error();
+* noise <= C 2^R sqrt(2n) sqrt(N / 18) sqrt(min(4n, N)) 2^-60 with C = 16 pi K 2^r (K = k_range,
   r = double_angles): the rescale rounding at the 60-bit EvalMod scale, decoded over the 2n' coefficients
   of an n'-slot ciphertext, times EvalMod's gain, 2^R on the way back to the message and sqrt(2n) for
   SlotToCoeff's sum (measured 2 to 3 bits below it for N = 2^12 .. 2^16, 64 .. 32768 slots);
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.precision import INPUT_SHAPES, input_shape
 
 BOOT = dict(log_n=12, levels=2, slots=16, insecure=True)
 
@@ -55,8 +56,12 @@ def boot_model(ctx, z, in_scale):
     ratio = 2.0 ** cfg.message_ratio_bits
     delta0 = round(q0 / (ratio * in_scale)) * in_scale
     s = np.sin(2 * np.pi * message_coeffs(np.asarray(z, complex)) * delta0 / q0)
-    expected = message_slots((q0 / delta0) * ((s + s ** 3 / 6) if cfg.arcsin else s) / (2 * np.pi))
-    C = 4 * cfg.k_range * 4.0 ** cfg.double_angles
+    if cfg.arcsin:
+        v = np.polynomial.chebyshev.chebval(s / cfg.sine_bound(), cfg.arcsin_coefficients())
+    else:
+        v = s / (2 * np.pi)
+    expected = message_slots((q0 / delta0) * v)
+    C = 16 * np.pi * cfg.k_range * 2.0 ** cfg.double_angles
     noise = C * ratio * np.sqrt(2 * n) * np.sqrt(N / 18) * np.sqrt(min(4 * n, N)) * 2.0 ** -60
     floor = 12 * np.sqrt(2 * n * N) / ctx.scale_at(ctx.user_level)
     return expected, np.abs(expected - z).max(), noise + floor
@@ -191,9 +196,92 @@ def test_insecure_refusal_names_log_qp():
         ember.CkksParams.bootstrappable(log_n=12, levels=2)
 
 
+# ---- every input shape, against a bound derived from the parameters ----------------------------------------------
+
+def _battery(ctx, keys, shapes=None, iterations=1):
+    """(shape, stats, bound) for every input shape, each a fresh encryption at level 0 bootstrapped."""
+    p, cfg = ctx.params, ctx.params.bootstrap_config
+    rng = np.random.default_rng(7)
+    out = []
+    for name in shapes or INPUT_SHAPES:
+        z = input_shape(name, ctx.slots, rng)
+        ct = ctx.encrypt(z, keys.public, level=0)
+        got = ctx.decrypt(ct.bootstrap(iterations=iterations), keys.secret)
+        _, _, noise = boot_model(ctx, z, ct.scale)
+        out.append((name, ember.precision(z, got), noise + cfg.approx_error()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def full13():
+    """N = 2^13, all 4096 slots, the default bootstrapping configuration (insecure: a small ring)."""
+    ctx = ember.Context(ember.CkksParams.bootstrappable(log_n=13, levels=3, insecure=True), threads=2)
+    return ctx, ctx.keygen(bootstrapping=True)
+
+
+def test_every_input_shape_within_the_derived_bound(full13):
+    """Uniform real / complex, [0, 1], constants +-0.99 (and complex), alternating signs (real, and
+    +-(1 + i), the largest coefficient sqrt(2) slots in [-1, 1]^2 can give), isolated spikes, zeros: each
+    within the noise model plus the configuration's worst-case EvalMod error (approx_error(), for every
+    coefficient up to input_bound = sqrt 2). The old automatic ratio (R = 3 with a cubic arcsine) gave 5
+    bits on constants at N = 2^16."""
+    ctx, keys = full13
+    cfg = ctx.params.bootstrap_config
+    assert cfg.input_bound == pytest.approx(np.sqrt(2))
+    assert cfg.approx_error() < 2.0 ** -30  # the configuration's own worst case, float64
+    results = _battery(ctx, keys)
+    for name, stats, bound in results:
+        print(f"{name:20s} {stats}  (bound {-np.log2(bound):.2f} bits)")
+        assert stats.max_error < bound, name
+    assert min(s.min_bits for _, s, _ in results) > 26  # measured 28.7-29.5 at this ring
+
+
+def test_inputs_beyond_the_bound_are_the_documented_failure(full13):
+    """Slots at 4 + 4i put coefficients far outside input_bound: EvalMod's interval is left and the
+    result is wrong, as the docstring says (a check that the bound is real, not a promise)."""
+    ctx, keys = full13
+    z = np.full(ctx.slots, 4 + 4j)
+    got = ctx.decrypt(ctx.encrypt(z, keys.public, level=0).bootstrap(), keys.secret)
+    assert ember.precision(z, got).min_bits < 10
+
+
+def test_iterative_bootstrapping_gains_precision():
+    """iterations=2 (META-BTS): the residual, scaled by 2^20, bootstrapped again. With 2^55 user primes at
+    N = 2^13 the input's own rounding is ~2^-42, so the one-pass error (~2^-30) is what the second pass
+    removes."""
+    ctx = ember.Context(ember.CkksParams.bootstrappable(log_n=13, levels=2, log_scale=55, insecure=True), threads=2)
+    keys = ctx.keygen(bootstrapping=True)
+    rng = np.random.default_rng(3)
+    for name in ("uniform_complex", "const", "alternating_complex"):
+        z = input_shape(name, ctx.slots, rng)
+        ct = ctx.encrypt(z, keys.public, level=0)
+        one = ember.precision(z, ctx.decrypt(ct.bootstrap(), keys.secret))
+        out = ct.bootstrap(iterations=2)
+        two = ember.precision(z, ctx.decrypt(out, keys.secret))
+        print(f"{name}: one pass {one.min_bits:.2f} bits, two passes {two.min_bits:.2f} bits (scale 2^{np.log2(out.scale):.1f})")
+        assert out.level == ctx.user_level
+        assert out.scale == pytest.approx(ctx.scale_at(ctx.user_level) * 2.0 ** 20)
+        assert two.min_bits > one.min_bits + 6
+    with pytest.raises(ValueError, match="iterations"):
+        ct.bootstrap(iterations=3)
+
+
+@pytest.mark.slow
+def test_every_input_shape_n16():
+    """The battery at N = 2^16, 2^15 slots, the 128-bit default: >= 25 bits for every shape."""
+    params = ember.CkksParams.bootstrappable(log_n=16)
+    ctx = ember.Context(params, threads=2)
+    keys = ctx.keygen(bootstrapping=True)
+    results = _battery(ctx, keys)
+    for name, stats, bound in results:
+        print(f"{name:20s} {stats}  (bound {-np.log2(bound):.2f} bits)")
+        assert stats.max_error < bound, name
+        assert stats.min_bits >= 25, name
+
+
 @pytest.mark.slow
 def test_full_slots_n16():
-    """N = 2^16, all 32768 slots, the default configuration (scale 2^45, R = 3, ternary secret at 128 bits).
+    """N = 2^16, all 32768 slots, the default configuration (scale 2^44, R = 4, ternary secret at 128 bits).
     At 2^40 the output's own rounding (~2^-23.5 for any fresh ciphertext at N = 2^16) would already be below
     25 bits, hence the 2^45 default. The 25-bit floor is thin (25.1 to 25.9 bits measured)."""
     params = ember.CkksParams.bootstrappable(log_n=16)
