@@ -58,7 +58,7 @@ void bind_bootstrap(nb::module_& m) {
     m.def("set_limb_fusion", &set_limb_fusion, "on"_a, "MAD's per-limb caching in ModUp (process-wide; on by default)");
     m.def("limb_fusion", &limb_fusion);
     m.def("bootstrappable_params", &bootstrappable_params, "log_n"_a, "levels"_a, "log_scale"_a, "cfg"_a, "dnum"_a = 0, "stc_bits"_a = 50,
-          "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0, "special_bits"_a = 52);
+          "cts_bits"_a = 56, "insecure"_a = false, "hamming_weight"_a = 0, "special_bits"_a = 52, "first_mod_bits"_a = 60);
 
     // One key at a time in and out, so that saving or loading never holds two copies of the key set.
     // Names: "relin", "from_sparse" (hybrid keys), "galois" with its Galois element; the BV key s -> s'

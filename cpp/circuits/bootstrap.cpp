@@ -205,12 +205,12 @@ std::vector<int> BootstrapConfig::boot_bits(int stc_bits, int cts_bits) const {
 }
 
 CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const BootstrapConfig& cfg, int dnum, int stc_bits, int cts_bits,
-                                 bool insecure, int hamming_weight, int special_bits) {
+                                 bool insecure, int hamming_weight, int special_bits, int first_mod_bits) {
     CkksParams p;
     p.log_n = log_n;
     p.levels = levels;
     p.log_scale = log_scale;
-    p.first_mod_bits = 60;
+    p.first_mod_bits = first_mod_bits;  // q0: Delta0 = q0 / 2^R bounds the scale of the level-0 input
     p.boot_bits = cfg.boot_bits(stc_bits, cts_bits);
     p.insecure = insecure;
     // 8 bits of margin: the key-switching error stays below a rescale's rounding error, and P stays small

@@ -92,7 +92,8 @@ struct BootstrapKeys {
 /// bootstrapping levels of `cfg`. dnum = 0 picks the smallest dnum within the 128-bit bound (with
 /// insecure: 3, or fewer digits when there are fewer primes). hamming_weight = 0: uniform ternary secret.
 CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const BootstrapConfig& cfg, int dnum = 0, int stc_bits = 50,
-                                 int cts_bits = 56, bool insecure = false, int hamming_weight = 0, int special_bits = 52);
+                                 int cts_bits = 56, bool insecure = false, int hamming_weight = 0, int special_bits = 52,
+                                 int first_mod_bits = 60);
 
 class Bootstrapper {
 public:

@@ -42,7 +42,7 @@ class CkksParams:
     def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 44, slots: Optional[int] = None,
                        secret: str = "ternary", hamming_weight: int = 192, dnum: int = 0, cts_levels: int = 3,
                        stc_levels: int = 3, insecure: bool = False, cts_bits: int = 56, stc_bits: int = 50,
-                       special_bits: int = 52, **options) -> "CkksParams":
+                       special_bits: int = 52, first_mod_bits: int = 60, **options) -> "CkksParams":
         """A parameter set with bootstrapping levels on top of `levels` computation levels.
 
         Ciphertexts are encrypted at level `levels` and ctx.bootstrap() returns them there, on the scale
@@ -61,6 +61,8 @@ class CkksParams:
                 (Hamming weight `hamming_weight`; a 128-bit estimate is known only for log_n = 16,
                 h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set).
             dnum: key-switching digits; 0 picks the smallest within the security bound.
+            first_mod_bits: bits of q0 (60). The level-0 input's scale must stay below q0 / 2^R, so
+                iterative bootstrapping to 40+ bits wants first_mod_bits=61 with log_scale=57.
             options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits (0: automatic,
                 the R with the smallest modelled worst-case error for |coefficients| <= input_bound),
                 input_bound (default sqrt(2)), arcsin, arcsin_degree (odd, default 15),
@@ -79,7 +81,7 @@ class CkksParams:
             raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse', got {secret!r}")
         core = _ember.bootstrappable_params(int(log_n), int(levels), int(log_scale), cfg, dnum=int(dnum),
                                             stc_bits=int(stc_bits), cts_bits=int(cts_bits), insecure=bool(insecure),
-                                            special_bits=int(special_bits),
+                                            special_bits=int(special_bits), first_mod_bits=int(first_mod_bits),
                                             hamming_weight=int(hamming_weight) if secret == "sparse" else 0)
         self = cls.__new__(cls)
         self._core = core

@@ -669,3 +669,39 @@ TEST(CkksThreads, ConcurrentMulAndRotateOnOneContext) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+// Evaluator::linear_combination (the fused baby step of polynomial evaluation) against its reference:
+// each operand dropped to the level, multiplied by the rounded integer (mul_round) and added: bit-identical.
+TEST(Ckks, LinearCombinationEqualsDropMulRoundAdd) {
+    Env& e = env();
+    std::mt19937_64 rng(21);
+    const cvec x = random_slots(16, rng), y = random_slots(16, rng), z = random_slots(16, rng);
+    const std::size_t top = e.ctx->max_level();
+    const Ciphertext a = e.enc(x), b = e.ev->drop_to_level(e.enc(y), top - 1), c = e.enc(z);
+    const std::vector<double> ks = {3.0, -7.4, 0x1.8p70};  // one beyond 2^64 (residues of a large double)
+    const std::size_t level = top - 1;
+    const Ciphertext got = e.ev->linear_combination({&a, &b, &c}, ks, level, 1234.5);
+    Ciphertext want = e.ev->mul_round(e.ev->drop_to_level(a, level), ks[0]);
+    for (auto [ct, k] : {std::pair{&b, ks[1]}, std::pair{&c, ks[2]}}) {
+        Ciphertext t = e.ev->mul_round(e.ev->drop_to_level(*ct, level), k);
+        t.scale = want.scale;
+        want = e.ev->add(want, t);
+    }
+    ASSERT_EQ(got.level(), level);
+    EXPECT_EQ(got.scale, 1234.5);
+    for (std::size_t i = 0; i <= level; ++i)
+        for (std::size_t j = 0; j < e.ctx->params().n(); ++j) {
+            ASSERT_EQ(got.c0.limb(i)[j], want.c0.limb(i)[j]);
+            ASSERT_EQ(got.c1.limb(i)[j], want.c1.limb(i)[j]);
+        }
+    expect_invalid([&] { (void)e.ev->linear_combination({}, {}, level, 1.0); }, {"no operands"});
+    expect_invalid([&] { (void)e.ev->linear_combination({&a}, {1.0, 2.0}, level, 1.0); }, {"constants"});
+    expect_invalid([&] { (void)e.ev->linear_combination({&b}, {1.0}, top, 1.0); }, {"below"});
+    expect_invalid([&] { (void)e.ev->linear_combination({&a}, {std::nan("")}, level, 1.0); }, {"finite"});
+}
+
+}  // namespace
+}  // namespace ember

@@ -86,16 +86,16 @@ public:
         std::vector<void*> evicted;
         {
             std::lock_guard<std::mutex> l(cache_mu_);
-            if (cls <= kCacheBytes) {
-                for (auto it = cache_.begin(); cached_bytes_ + cls > kCacheBytes && it != cache_.end(); ++it) {
+            if (cls <= cache_cap_) {
+                for (auto it = cache_.begin(); cached_bytes_ + cls > cache_cap_ && it != cache_.end(); ++it) {
                     if (it->first == cls) continue;
-                    while (!it->second.empty() && cached_bytes_ + cls > kCacheBytes) {
+                    while (!it->second.empty() && cached_bytes_ + cls > cache_cap_) {
                         evicted.push_back(it->second.back());
                         it->second.pop_back();
                         cached_bytes_ -= it->first;
                     }
                 }
-                if (cached_bytes_ + cls <= kCacheBytes) {
+                if (cached_bytes_ + cls <= cache_cap_) {
                     cache_[cls].push_back(p);
                     cached_bytes_ += cls;
                     p = nullptr;
@@ -301,7 +301,16 @@ private:
 
     // Freed blocks kept for reuse (they count in the process's memory): 2 GiB holds the temporaries of a
     // bootstrap at N = 2^16 (0.5 GiB: +4% time; measured in bench/boot_options.py's setting).
-    static constexpr std::size_t kCacheBytes = std::size_t(2) << 30;
+    // EMBER_BLOCK_CACHE_MB in the environment sets another bound (0: no cache).
+    static std::size_t cache_bytes_from_env() {
+        const char* v = std::getenv("EMBER_BLOCK_CACHE_MB");
+        if (!v || !*v) return std::size_t(2) << 30;
+        char* end = nullptr;
+        const unsigned long long mb = std::strtoull(v, &end, 10);
+        if (*end != '\0' || mb > (std::size_t(1) << 20)) throw std::invalid_argument("EMBER_BLOCK_CACHE_MB must be a number of MiB, got '" + std::string(v) + "'");
+        return static_cast<std::size_t>(mb) << 20;
+    }
+    const std::size_t cache_cap_ = cache_bytes_from_env();
     static constexpr std::size_t kHuge = std::size_t(2) << 20;
     ThreadPool pool_;
     std::mutex cache_mu_;
