@@ -33,6 +33,7 @@ using namespace ember;
 void bind_heaan(nb::module_& m);
 void bind_circuits(nb::module_& m);
 void bind_bootstrap(nb::module_& m);
+void bind_graph(nb::module_& m);
 
 namespace {
 
@@ -101,11 +102,13 @@ NB_MODULE(_ember, m) {
     nb::class_<Plaintext>(m, "PlaintextCore")
         .def_prop_ro("level", &Plaintext::level)
         .def_ro("scale", &Plaintext::scale)
-        .def_ro("slots", &Plaintext::slots);
+        .def_ro("slots", &Plaintext::slots)
+        .def_prop_ro("id", [](const Plaintext& p) { return p.id; });
     nb::class_<Ciphertext>(m, "CiphertextCore")
         .def_prop_ro("level", &Ciphertext::level)
         .def_rw("scale", &Ciphertext::scale)
-        .def_ro("slots", &Ciphertext::slots);
+        .def_ro("slots", &Ciphertext::slots)
+        .def_prop_ro("id", [](const Ciphertext& c) { return c.id; });
     nb::class_<SecretKey>(m, "SecretKey").def("__repr__", [](const SecretKey&) { return "<ember.SecretKey (hidden)>"; });
     nb::class_<PublicKey>(m, "PublicKey");
     nb::class_<SwitchingKey>(m, "SwitchingKey")
@@ -220,6 +223,7 @@ NB_MODULE(_ember, m) {
 
     bind_circuits(m);
     bind_bootstrap(m);
+    bind_graph(m);
     m.def("context_of", [](const ContextCore& c) { return std::const_pointer_cast<Context>(c.ctx); });
     m.def("relin_key_of", [](const ContextCore& c) {
         std::lock_guard<std::mutex> l(c.mu);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "ring/poly.hpp"
 
@@ -12,6 +13,8 @@ struct Plaintext {
     Poly m;
     double scale = 0;
     std::size_t slots = 0;
+    /// Graph capture's value id (ckks/op_record.hpp): 0 until a recorded operation sees the value; copies share it.
+    mutable std::uint64_t id = 0;
     std::size_t level() const { return m.q_limbs() - 1; }
 };
 
@@ -20,6 +23,8 @@ struct Ciphertext {
     Poly c0, c1;
     double scale = 0;
     std::size_t slots = 0;
+    /// Graph capture's value id (ckks/op_record.hpp): 0 until a recorded operation sees the value; copies share it.
+    mutable std::uint64_t id = 0;
     std::size_t level() const { return c0.q_limbs() - 1; }
 };
 

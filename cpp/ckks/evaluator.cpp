@@ -1,5 +1,7 @@
 #include "ckks/evaluator.hpp"
 
+#include "ckks/op_record.hpp"
+
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -93,23 +95,29 @@ Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, 
 }  // namespace
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+    oprec::Op rec("add");
+    rec.in(a).in(b);
     Operands o = common_level("add", a, b);
-    return add_or_sub("add", *o.a, *o.b, false);
+    return rec.out(add_or_sub("add", *o.a, *o.b, false));
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+    oprec::Op rec("sub");
+    rec.in(a).in(b);
     Operands o = common_level("sub", a, b);
-    return add_or_sub("sub", *o.a, *o.b, true);
+    return rec.out(add_or_sub("sub", *o.a, *o.b, true));
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {
     check_ct("negate", a);
+    oprec::Op rec("negate");
+    rec.in(a);
     Ciphertext r;
     poly_neg(r.c0, a.c0);
     poly_neg(r.c1, a.c1);
     r.scale = a.scale;
     r.slots = a.slots;
-    return r;
+    return rec.out(std::move(r));
 }
 
 namespace {
@@ -126,17 +134,29 @@ Ciphertext add_or_sub_plain(const char* op, const Ciphertext& a0, const Plaintex
 }
 }  // namespace
 
-Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const { return add_or_sub_plain("add_plain", a, p, false); }
-Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const { return add_or_sub_plain("sub_plain", a, p, true); }
+Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const {
+    oprec::Op rec("add_plain");
+    rec.in(a).in(p);
+    return rec.out(add_or_sub_plain("add_plain", a, p, false));
+}
+Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const {
+    oprec::Op rec("sub_plain");
+    rec.in(a).in(p);
+    return rec.out(add_or_sub_plain("sub_plain", a, p, true));
+}
 
 Ciphertext Evaluator::add_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
     if (v.size() != a.slots) fail("add", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
-    return add_plain(a, ctx_->encode(v, a.scale, a.level()));
+    oprec::Op rec("add_vector");
+    rec.in(a);
+    return rec.out(add_plain(a, ctx_->encode(v, a.scale, a.level())));
 }
 
 Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
     check_ct("add_const", a0);
     if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("add_const", "constant is not finite");
+    oprec::Op rec("add_const");
+    rec.in(a0);
     if (c.imag() == 0) {
         // A real constant is the constant polynomial round(c * scale): the same value at every evaluation point.
         Ciphertext a;
@@ -146,10 +166,10 @@ Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
         a.c1 = a0.c1;
         a.scale = a0.scale;
         a.slots = a0.slots;
-        return a;
+        return rec.out(std::move(a));
     }
     std::vector<cplx> v(a0.slots, c);
-    return add_plain(a0, ctx_->encode(v, a0.scale, a0.level()));
+    return rec.out(add_plain(a0, ctx_->encode(v, a0.scale, a0.level())));
 }
 
 std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& key) const {
@@ -160,13 +180,14 @@ std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& k
 }
 
 Ciphertext Evaluator::relinearize(const Poly& d0, const Poly& d1, const Poly& d2, double scale, std::size_t slots, const SwitchingKey& rlk) const {
+    oprec::Op rec("relinearize");  // inputs are bare polynomials: no value ids
     auto [u, v] = key_switch(d2, rlk);
     Ciphertext out;
     poly_add(out.c0, d0, u);
     poly_add(out.c1, d1, v);
     out.scale = scale;
     out.slots = slots;
-    return out;
+    return rec.out(std::move(out));
 }
 
 namespace {
@@ -184,17 +205,21 @@ Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
 }  // namespace
 
 Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk) const {
+    oprec::Op rec("multiply_relin");
+    rec.in(a0).in(b0);
     Operands o = common_level("mul", a0, b0);
     Tensor t = tensor(*o.a, *o.b);
-    return relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk);
+    return rec.out(relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk));
 }
 
 Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk, bool merged) const {
+    oprec::Op rec("mul");
+    rec.in(a0).in(b0).arg("merged", merged);
     Operands o = common_level("mul", a0, b0);
     const Ciphertext& a = *o.a;
     const Ciphertext& b = *o.b;
     if (a.level() == 0) fail("mul", "no level left to rescale into (operands at level 0)");
-    if (!merged) return rescale(multiply_relin(a, b, rlk));
+    if (!merged) return rec.out(rescale(multiply_relin(a, b, rlk)));
     // MAD's ModDown merge: add P * (d0, d1) into the raised basis and divide once by P q_l.
     Tensor t = tensor(a, b);
     auto digits = mod_up_digits(t.d2, ctx_->partition());
@@ -207,17 +232,19 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     out.c1 = divide_by_dropped(v, 1);
     out.scale = a.scale * b.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
     out.slots = a.slots;
-    return out;
+    return rec.out(std::move(out));
 }
 
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
     check_pt("mul_plain", a0, p);
+    oprec::Op rec("mul_plain");
+    rec.in(a0).in(p);
     Ciphertext a;
     poly_mul(a.c0, a0.c0, p.m);
     poly_mul(a.c1, a0.c1, p.m);
     a.scale = a0.scale * p.scale;
     a.slots = a0.slots;
-    return a;
+    return rec.out(std::move(a));
 }
 
 double Evaluator::product_target(const Ciphertext& a) const {
@@ -237,38 +264,48 @@ Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v
     const std::size_t l = a.level();
     if (l == 0) fail("mul", "no level left to rescale into");
     if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
+    oprec::Op rec("mul_vector");
+    rec.in(a);
     const double pscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
     Ciphertext r = rescale(mul_plain(a, ctx_->encode(v, pscale, l)));
     r.scale = target;  // exact up to the rounding of the encoded values
-    return r;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
     check_ct("mul", a0);
+    oprec::Op rec("mul_int");
+    rec.in(a0);
     Ciphertext a;
     poly_mul_const(a.c0, a0.c0, residues_of(a0.c0, k));
     poly_mul_const(a.c1, a0.c1, residues_of(a0.c1, k));
     a.scale = a0.scale;
     a.slots = a0.slots;
-    return a;
+    return rec.out(std::move(a));
 }
 
 Ciphertext Evaluator::mul_round(const Ciphertext& a0, double x) const {
     check_ct("mul", a0);
     if (!std::isfinite(x)) fail("mul", "constant is not finite");
+    oprec::Op rec("mul_round");
+    rec.in(a0);
     const double k = std::round(x);
     Ciphertext a;
     poly_mul_const(a.c0, a0.c0, residues_of_double(a0.c0, k));
     poly_mul_const(a.c1, a0.c1, residues_of_double(a0.c1, k));
     a.scale = a0.scale * k;
     a.slots = a0.slots;
-    return a;
+    return rec.out(std::move(a));
 }
 
 Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& xs, const std::vector<double>& ks, std::size_t level,
                                          double scale) const {
     if (xs.empty()) fail("linear_combination", "no operands");
     if (xs.size() != ks.size()) fail("linear_combination", std::to_string(xs.size()) + " operands but " + std::to_string(ks.size()) + " constants");
+    oprec::Op rec("linear_combination");
+    for (const Ciphertext* x : xs)
+        if (x) rec.in(*x);
+    rec.arg("level", static_cast<long long>(level));
     const std::size_t limbs = level + 1;
     Ciphertext r;
     r.c0 = Poly(ctx_->ring(), limbs, Basis::Q, Form::Eval);
@@ -290,12 +327,13 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& x
     }
     r.scale = scale;
     r.slots = xs[0]->slots;
-    return r;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {
     check_ct("mul", a);
     if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
+    // an integer is mul_int (recorded as such); any other constant is the rescaled product below
     if (c.imag() == 0 && std::nearbyint(c.real()) == c.real() && std::fabs(c.real()) < 0x1.0p62) return mul_int(a, static_cast<std::int64_t>(c.real()));
     return mul_const(a, c, product_target(a));
 }
@@ -306,10 +344,12 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) cons
     const std::size_t l = a.level();
     if (l == 0) fail("mul", "no level left to rescale into");
     if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
+    oprec::Op rec("mul_const");
+    rec.in(a);
     const double cscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
     if (c.imag() != 0) {
         std::vector<cplx> v(a.slots, c);
-        return mul_vector(a, v, target);
+        return rec.out(mul_vector(a, v, target));
     }
     Ciphertext r;
     const double k = std::round(c.real() * cscale);
@@ -319,29 +359,34 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) cons
     r.scale = a.scale * cscale;
     r = rescale(r);
     r.scale = target;
-    return r;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::rescale(const Ciphertext& a) const {
     check_ct("rescale", a);
     if (a.level() == 0) fail("rescale", "ciphertext is at level 0");
+    oprec::Op rec("rescale");
+    rec.in(a);
     Ciphertext r;
     r.c0 = divide_by_dropped(a.c0, 1);
     r.c1 = divide_by_dropped(a.c1, 1);
     r.scale = a.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
     r.slots = a.slots;
-    return r;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) const {
     check_ct("drop_level", a);
     if (level > a.level()) fail("drop_level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
+    if (level == a.level()) return a;  // nothing dropped: the same value
+    oprec::Op rec("drop_to_level");
+    rec.in(a).arg("level", static_cast<long long>(level));
     Ciphertext r;
     r.c0 = restrict_to(a.c0, level + 1);
     r.c1 = restrict_to(a.c1, level + 1);
     r.scale = a.scale;
     r.slots = a.slots;
-    return r;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double scale) const {
@@ -351,6 +396,8 @@ Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double s
         if (!scales_match(a.scale, scale)) fail("adjust level", "same level but scale " + scale_str(a.scale) + " differs from " + scale_str(scale));
         return a;
     }
+    oprec::Op rec("adjust_to");
+    rec.in(a).arg("level", static_cast<long long>(level));
     Ciphertext r = drop_to_level(a, level + 1);
     const double k = std::round(scale * static_cast<double>(ctx_->params().q_primes[level + 1]) / r.scale);
     if (k < 1) fail("adjust level", "ciphertext scale " + scale_str(r.scale) + " is too large for target " + scale_str(scale));
@@ -359,7 +406,7 @@ Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double s
     r.scale *= k;
     r = rescale(r);
     if (std::fabs(r.scale / scale - 1) < 0x1.0p-40) r.scale = scale;
-    return r;
+    return rec.out(std::move(r));
 }
 
 const SwitchingKey& Evaluator::galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const {
@@ -390,24 +437,32 @@ Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::v
 
 Ciphertext Evaluator::automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const {
     check_ct("rotate", a);
-    return automorphism_from_digits(a, mod_up_digits(a.c1, ctx_->partition()), k, key);
+    oprec::Op rec("automorphism");
+    rec.in(a).arg("galois", static_cast<long long>(k));
+    return rec.out(automorphism_from_digits(a, mod_up_digits(a.c1, ctx_->partition()), k, key));
 }
 
 Ciphertext Evaluator::rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const {
     check_ct("rotate", a);
     const long n = static_cast<long>(a.slots);
     if (((steps % n) + n) % n == 0) return a;
+    oprec::Op rec("rotate");
+    rec.in(a).arg("steps", steps);
     const std::uint64_t k = ctx_->galois_element(steps);
-    return automorphism(a, k, galois_key(gk, k, "rotate", steps));
+    return rec.out(automorphism(a, k, galois_key(gk, k, "rotate", steps)));
 }
 
 Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const {
+    oprec::Op rec("conjugate");
+    rec.in(a);
     const std::uint64_t k = ctx_->conjugation_element();
-    return automorphism(a, k, galois_key(gk, k, "conjugate", 0));
+    return rec.out(automorphism(a, k, galois_key(gk, k, "conjugate", 0)));
 }
 
 std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const {
     check_ct("rotate_many", a);
+    oprec::Op rec("rotate_many");
+    rec.in(a);
     const long n = static_cast<long>(a.slots);
     // Keys first, so a missing one fails before any work.
     std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
@@ -423,7 +478,8 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
         if (!keys[i]) out.push_back(a);
         else out.push_back(automorphism_from_digits(a, digits, ctx_->galois_element(steps[i]), *keys[i]));
     }
-    return out;
+    for (long s : steps) rec.arg("steps", s);
+    return rec.out(std::move(out));
 }
 
 }  // namespace ember

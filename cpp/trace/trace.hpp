@@ -31,6 +31,9 @@ void enable();
 void disable();
 void reset();
 void record(const char* kernel, const Counts& c);
+/// Also add every count this thread records to *sink (nullptr: none); returns the previous sink. Used by
+/// graph capture (ckks/op_record.hpp) to attribute kernel counts to one evaluator operation.
+Counts* set_thread_sink(Counts* sink);
 std::map<std::string, Counts> snapshot();
 
 /// RAII: fill `c` in the kernel, the elapsed time is added and everything recorded on scope exit.

@@ -21,3 +21,4 @@ __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace"
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
                        evaluate_function)
 from . import heaan  # noqa: F401,E402  (the non-RNS HEAAN scheme of paper 000)
+from . import graph  # noqa: F401,E402  (programs as graphs: `with ember.graph() as g:`)

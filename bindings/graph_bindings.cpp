@@ -1,0 +1,50 @@
+// Bindings of graph capture's recording hook (cpp/ckks/op_record.hpp): start, stop -> list of event dicts.
+// The graph itself is built in Python (python/ember/graph/).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "ckks/op_record.hpp"
+
+namespace nb = nanobind;
+using namespace ember;
+
+namespace {
+nb::list values(const std::vector<oprec::ValueRef>& vs) {
+    nb::list out;
+    for (const auto& v : vs) {
+        nb::dict d;
+        d["id"] = v.id; d["kind"] = v.plaintext ? "plaintext" : "ciphertext"; d["level"] = v.level;
+        d["scale"] = v.scale; d["slots"] = v.slots; d["bytes"] = v.bytes;
+        out.append(d);
+    }
+    return out;
+}
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+    m.def("oprec_start", &oprec::start);
+    m.def("oprec_recording", &oprec::recording);
+    m.def("oprec_stop", [] {
+        std::vector<oprec::Event> evs;
+        {
+            nb::gil_scoped_release r;
+            evs = oprec::stop();
+        }
+        nb::list out;
+        for (const auto& e : evs) {
+            nb::dict d, c;
+            d["op"] = e.op;
+            d["in"] = values(e.in);
+            d["out"] = values(e.out);
+            nb::list args;
+            for (const auto& [k, v] : e.args) args.append(nb::make_tuple(k, v));
+            d["args"] = args;
+            c["calls"] = e.counts.calls; c["mod_mul"] = e.counts.mod_mul; c["mod_add"] = e.counts.mod_add; c["ntt"] = e.counts.ntt;
+            c["bytes_read"] = e.counts.bytes_read; c["bytes_written"] = e.counts.bytes_written; c["ns"] = e.counts.ns;
+            d["counts"] = c;
+            d["ns"] = e.ns;
+            out.append(d);
+        }
+        return out;
+    });
+}
