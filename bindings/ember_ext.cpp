@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "ckks/evaluator.hpp"
+#include "ckks/symbolic.hpp"
 #include "io/serialize.hpp"
 #include "math/cpu_features.hpp"
 #include "math/ntt.hpp"
@@ -51,6 +52,7 @@ struct ContextCore {
     std::shared_ptr<GaloisKeys> galois;
 
     ContextCore(CkksParams p, int threads) : ctx(std::make_shared<Context>(std::move(p), threads)), ev(ctx) {}
+    explicit ContextCore(std::shared_ptr<Context> c) : ctx(std::move(c)), ev(ctx) {}
 
     const SwitchingKey& rlk() const {
         std::lock_guard<std::mutex> l(mu);
@@ -231,6 +233,20 @@ NB_MODULE(_ember, m) {
         return c.relin;
     });
     m.def("galois_keys_of", [](const ContextCore& c) { return c.gk(); });
+
+    // Symbolic runs (graph capture without keys or arithmetic): a context on the null backend, placeholders.
+    m.def("symbolic_context_core", [](CkksParams p) { return std::make_shared<ContextCore>(make_symbolic_context(std::move(p))); });
+    m.def("placeholder_ciphertext", [](const ContextCore& c, std::size_t level, double scale, std::size_t slots) {
+        return placeholder_ciphertext(*c.ctx, level, scale, slots);
+    });
+    m.def("placeholder_eval_keys", [](ContextCore& c, std::vector<long> rotations, bool conjugation) {
+        auto relin = placeholder_switching_key(*c.ctx);
+        auto galois = placeholder_galois_keys(*c.ctx, rotations, conjugation);
+        std::lock_guard<std::mutex> l(c.mu);
+        c.relin = relin;
+        c.galois = galois;
+        return std::make_pair(relin, galois);
+    });
     nb::class_<Context>(m, "ContextHandle");
 
     // Tracing.

@@ -3,7 +3,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
+
 #include "ckks/op_record.hpp"
+#include "ckks/symbolic.hpp"
+#include "circuits/bootstrap.hpp"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -22,6 +27,16 @@ nb::list values(const std::vector<oprec::ValueRef>& vs) {
 }  // namespace
 
 void bind_graph(nb::module_& m) {
+    // Bootstrapping keys of a symbolic context: placeholder relinearization and Galois keys, and the
+    // encapsulation keys generated (on the null backend: sampling only) under a placeholder secret.
+    m.def("placeholder_boot_keys", [](const Bootstrapper& b, std::shared_ptr<Context> ctx, std::shared_ptr<SwitchingKey> relin,
+                                      std::shared_ptr<GaloisKeys> galois) {
+        BootstrapKeys k;
+        k.relin = std::move(relin);
+        k.galois = std::move(galois);
+        b.gen_encapsulation_keys(*placeholder_secret_key(*ctx), k, /*seeded=*/false);
+        return k;
+    });
     m.def("oprec_start", &oprec::start);
     m.def("oprec_recording", &oprec::recording);
     m.def("oprec_stop", [] {
@@ -43,6 +58,7 @@ void bind_graph(nb::module_& m) {
             c["bytes_read"] = e.counts.bytes_read; c["bytes_written"] = e.counts.bytes_written; c["ns"] = e.counts.ns;
             d["counts"] = c;
             d["ns"] = e.ns;
+            d["symbolic"] = e.symbolic;
             out.append(d);
         }
         return out;

@@ -31,6 +31,8 @@ public:
     virtual ~Backend() = default;
     virtual const char* name() const = 0;
     virtual int threads() const = 0;
+    /// False for the symbolic backend (null/), whose polynomials hold no data: Poly then skips zeroing and copying.
+    virtual bool holds_data() const { return true; }
 
     // Memory for polynomials (64-byte aligned; zeroed when asked). Freed blocks may be cached for reuse.
     virtual u64* allocate(std::size_t words, bool zero) = 0;
@@ -74,5 +76,8 @@ public:
 
 /// The CPU backend with `threads` threads (AVX-512 / IFMA picked at run time).
 std::shared_ptr<Backend> make_cpu_backend(int threads);
+/// The symbolic backend: kernels that do nothing and no memory per polynomial (graph capture of programs
+/// without keys or arithmetic; backend/null/).
+std::shared_ptr<Backend> make_null_backend();
 
 }  // namespace ember

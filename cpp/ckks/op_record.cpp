@@ -73,7 +73,9 @@ Op::~Op() {
 }
 
 Op& Op::in(const Ciphertext& c) {
-    if (on_) ev_.in.push_back(ref_of(c));
+    if (!on_) return *this;
+    ev_.in.push_back(ref_of(c));
+    if (!c.c0.empty() && !c.c0.ring().backend().holds_data()) ev_.symbolic = true;
     return *this;
 }
 

@@ -42,6 +42,7 @@ struct Event {
     std::vector<std::pair<std::string, long long>> args;
     trace::Counts counts;  // kernels run by the operation (counts.ns: their time)
     std::uint64_t ns = 0;  // wall time of the whole operation
+    bool symbolic = false; // ran on the symbolic (null) backend: counts and time mean nothing
 };
 
 namespace detail { extern std::atomic<int> g_recording; }

@@ -17,7 +17,7 @@ Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis b
 
 Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
     : Poly(std::move(ring), q_limbs, basis, form, secret, NoInit{}) {
-    std::memset(data_, 0, capacity_ * sizeof(u64));
+    if (ring_->backend().holds_data()) std::memset(data_, 0, capacity_ * sizeof(u64));
 }
 
 Poly Poly::uninitialized(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form) {
@@ -36,7 +36,7 @@ Poly::Poly(const Poly& o) : ring_(o.ring_), q_limbs_(o.q_limbs_), basis_(o.basis
     if (!ring_) return;
     capacity_ = limbs() * ring_->n();
     data_ = ring_->backend().allocate(capacity_, false);
-    std::memcpy(data_, o.data_, capacity_ * sizeof(u64));
+    if (ring_->backend().holds_data()) std::memcpy(data_, o.data_, capacity_ * sizeof(u64));
 }
 
 Poly& Poly::operator=(const Poly& o) {

@@ -214,10 +214,14 @@ class Context:
         if not isinstance(threads, numbers.Integral) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.params = params
-        self._core = _ember.ContextCore(params._core, int(threads))
+        self._core = self._make_core(params, int(threads))
         self._bootstrapper = None
         self._boot_keys = None
         self._boot_lock = threading.Lock()
+
+    @staticmethod
+    def _make_core(params: CkksParams, threads: int):
+        return _ember.ContextCore(params._core, threads)
 
     slots = property(lambda self: self._core.slots, doc="N/2, the largest slot count")
     max_level = property(lambda self: self._core.max_level, doc="top level of the chain (bootstrapping levels included)")

@@ -36,9 +36,8 @@ class Capture:
     also listed in g.outputs, in the order marked); they may also be called after the block on values it saw.
     Captures do not nest, and record the operations of every thread of the process."""
 
-    def __init__(self, context=None, mode: str = "live", meta: Optional[dict] = None):
+    def __init__(self, context=None, meta: Optional[dict] = None):
         self.graph = Graph(dict(meta or {}))
-        self.graph.meta.setdefault("mode", mode)
         if context is not None:
             self.graph.meta.setdefault("params", _params_meta(context))
         self.graph._capture = self
@@ -46,6 +45,7 @@ class Capture:
         self._pending_out: list[tuple[int, Optional[str]]] = []
         self._pending_names: list[tuple[int, str]] = []
         self._open = False
+        self._context = context
 
     def __enter__(self) -> Graph:
         with _lock:
@@ -95,6 +95,8 @@ class Capture:
                 self._pids[pid] = g.add_value(ref["kind"], ref["level"], ref["scale"], ref["slots"], ref["bytes"])
             return self._pids[pid]
 
+        symbolic = any(e["symbolic"] for e in events) or bool(getattr(self._context, "symbolic", False))
+        g.meta["mode"] = "symbolic" if symbolic else "live"
         for e in events:
             inputs = [value(r) for r in e["in"]]
             outputs = [value(r) for r in e["out"]]
@@ -107,7 +109,10 @@ class Capture:
                     params[k].append(int(v))
                 else:
                     params[k] = int(v)
-            g.add_node(e["op"], inputs, outputs, params=params, counts=dict(e["counts"]), seconds=e["ns"] * 1e-9)
+            if symbolic:  # nothing was computed: no counters, no times
+                g.add_node(e["op"], inputs, outputs, params=params)
+            else:
+                g.add_node(e["op"], inputs, outputs, params=params, counts=dict(e["counts"]), seconds=e["ns"] * 1e-9)
         for pid, name in self._pending_names:
             self._resolve(pid, name, False)
         for pid, name in self._pending_out:
@@ -115,7 +120,8 @@ class Capture:
         self._pending_names, self._pending_out = [], []
 
 
-def capture(context=None, *, mode: str = "live", meta: Optional[dict] = None) -> Capture:
+def capture(context=None, *, meta: Optional[dict] = None) -> Capture:
     """`with ember.graph(ctx) as g:` records every evaluator operation of the block into the Graph g.
-    context (optional): its parameters go into g.meta['params']."""
-    return Capture(context, mode=mode, meta=meta)
+    context (optional): its parameters go into g.meta['params']. g.meta['mode'] is 'symbolic' when the
+    operations ran on a SymbolicContext (then nodes have no counts and no seconds), else 'live'."""
+    return Capture(context, meta=meta)

@@ -1,0 +1,78 @@
+"""Symbolic runs: the same program with no encryption, no keys and no arithmetic.
+
+A SymbolicContext has the parameters, tables and scales of a real Context, but its polynomials live on the null
+backend (cpp/backend/null/): every kernel does nothing and no value holds memory. Ciphertexts are placeholders
+that carry level, scale and slots; keys are placeholders of the right shapes. A program written against
+ember.Context runs on it unchanged -- operators, LinearTransform, polynomial evaluation, bootstrapping -- so
+``with ember.graph(sctx) as g:`` yields the exact graph of a program too large to run here (ResNet-20 at
+N = 2^16) in seconds. Its values are meaningless: decrypting is refused.
+
+    sctx = ember.graph.SymbolicContext(ember.CkksParams.bootstrappable(log_n=16))
+    keys = sctx.keygen(bootstrapping=True)          # placeholders, instantly
+    x = sctx.encrypt(np.zeros(sctx.slots))          # or sctx.placeholder(level=..., scale=..., slots=...)
+    with ember.graph(sctx) as g:
+        y = x.bootstrap()
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from .. import _ember
+from ..context import Ciphertext, Context, GaloisKeys, KeySet, Plaintext, SwitchingKey, _as_slots
+from ..params import CkksParams
+
+
+class SymbolicContext(Context):
+    """A Context whose kernels do nothing (see the module docstring). threads is accepted and ignored."""
+
+    symbolic = True
+
+    def __init__(self, params: Optional[CkksParams] = None, threads: int = 1):
+        super().__init__(params, threads)
+
+    @staticmethod
+    def _make_core(params: CkksParams, threads: int):
+        return _ember.symbolic_context_core(params._core)
+
+    def __repr__(self) -> str:
+        return f"<ember.graph.SymbolicContext {self.params!r}>"
+
+    def placeholder(self, level: Optional[int] = None, scale: Optional[float] = None,
+                    slots: Optional[int] = None) -> Ciphertext:
+        """A ciphertext placeholder: level (default user_level), scale (default the canonical scale of the
+        level), slots (default N/2)."""
+        level = self.user_level if level is None else int(level)
+        if not 0 <= level <= self.max_level:
+            raise ValueError(f"level must be in [0, {self.max_level}], got {level}")
+        scale = self.scale_at(level) if scale is None else float(scale)
+        slots = self.slots if slots is None else int(slots)
+        return Ciphertext(self, _ember.placeholder_ciphertext(self._core, level, scale, slots))
+
+    def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True,
+               bootstrapping: bool = False) -> KeySet:
+        """Placeholder evaluation keys for the given rotations (and conjugation; bootstrapping=True: those
+        bootstrapping needs), registered on this context. The KeySet has no secret and no public key."""
+        rotations = sorted({int(r) for r in rotations})
+        boot = None
+        if bootstrapping:
+            boot = self.bootstrapper()
+            rotations = sorted(set(rotations) | set(boot.rotations))
+            conjugation = True
+        relin, galois = _ember.placeholder_eval_keys(self._core, rotations, bool(conjugation))
+        if boot is not None:
+            self._boot_keys = _ember.placeholder_boot_keys(boot, _ember.context_of(self._core), relin, galois)
+        return KeySet(None, None, SwitchingKey(self, relin), GaloisKeys(self, galois))
+
+    def encrypt(self, values, key=None, level: Optional[int] = None) -> Ciphertext:
+        """A placeholder for the encryption of `values` (a vector: its length gives the slots) or of a
+        Plaintext (its level, scale and slots). The key is ignored."""
+        if isinstance(values, Plaintext):
+            return self.placeholder(values.level, values.scale, values.slots)
+        v = _as_slots(values, self.slots)
+        return self.placeholder(level, None, v.shape[0])
+
+    def decrypt(self, ct, secret_key=None):
+        raise ValueError("a symbolic context holds no data: there is nothing to decrypt")
+
+    def save_bootstrap_keys(self, directory):
+        raise ValueError("a symbolic context has placeholder keys only: nothing to save")
