@@ -2,11 +2,13 @@
 // in math/ntt (both dispatch to IFMA / AVX-512 / scalar code by CPUID).
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 #include <stdexcept>
 #include <string>
@@ -45,8 +47,8 @@ public:
     int threads() const override { return pool_.size(); }
 
     ~CpuBackend() override {
-        for (auto& [words, blocks] : cache_)
-            for (void* p : blocks) std::free(p);
+        for (auto& [bytes, blocks] : cache_)
+            for (void* p : blocks) free_block(p, bytes);
     }
 
     // Blocks are cached by size class: fresh pages cost a fault and the kernel's zeroing each (in a VM
@@ -71,11 +73,8 @@ public:
                 cached_bytes_ -= cls;
             }
         }
-        if (!p) {
-            p = std::aligned_alloc(cls >= kHuge ? kHuge : 64, cls);
-            if (!p) throw std::bad_alloc();
-            if (cls >= kHuge) madvise(p, cls, MADV_HUGEPAGE);
-        }
+        if (!p) p = cls >= kHuge ? map_block(cls) : std::aligned_alloc(64, cls);
+        if (!p) throw std::bad_alloc();
         if (zero) std::memset(p, 0, words * W);
         return static_cast<u64*>(p);
     }
@@ -83,14 +82,14 @@ public:
         if (!p) return;
         if (wipe) OPENSSL_cleanse(p, words * W);
         const std::size_t cls = size_class(words);
-        std::vector<void*> evicted;
+        std::vector<std::pair<void*, std::size_t>> evicted;
         {
             std::lock_guard<std::mutex> l(cache_mu_);
             if (cls <= cache_cap_) {
                 for (auto it = cache_.begin(); cached_bytes_ + cls > cache_cap_ && it != cache_.end(); ++it) {
                     if (it->first == cls) continue;
                     while (!it->second.empty() && cached_bytes_ + cls > cache_cap_) {
-                        evicted.push_back(it->second.back());
+                        evicted.emplace_back(it->second.back(), it->first);
                         it->second.pop_back();
                         cached_bytes_ -= it->first;
                     }
@@ -102,8 +101,8 @@ public:
                 }
             }
         }
-        for (void* e : evicted) std::free(e);
-        std::free(p);
+        for (const auto& [e, bytes] : evicted) free_block(e, bytes);
+        if (p) free_block(p, cls);
     }
 
     void ntt_forward(Limbs x) override {
@@ -299,12 +298,12 @@ private:
         }
     }
 
-    // Freed blocks kept for reuse (they count in the process's memory): 2 GiB holds the temporaries of a
-    // bootstrap at N = 2^16 (0.5 GiB: +4% time; measured in bench/boot_options.py's setting).
-    // EMBER_BLOCK_CACHE_MB in the environment sets another bound (0: no cache).
+    // Freed blocks kept for reuse (they count in the process's memory). 1 GiB keeps the default bootstrap at
+    // N = 2^16 under 12 GiB (peak 11.6 GiB; 2 GiB: 12.4 GiB; 0.5 GiB cost +4% time in bench/boot_options.py's
+    // setting). EMBER_BLOCK_CACHE_MB in the environment sets another bound (0: no cache).
     static std::size_t cache_bytes_from_env() {
         const char* v = std::getenv("EMBER_BLOCK_CACHE_MB");
-        if (!v || !*v) return std::size_t(2) << 30;
+        if (!v || !*v) return std::size_t(1) << 30;
         char* end = nullptr;
         const unsigned long long mb = std::strtoull(v, &end, 10);
         if (*end != '\0' || mb > (std::size_t(1) << 20)) throw std::invalid_argument("EMBER_BLOCK_CACHE_MB must be a number of MiB, got '" + std::string(v) + "'");
@@ -312,6 +311,25 @@ private:
     }
     const std::size_t cache_cap_ = cache_bytes_from_env();
     static constexpr std::size_t kHuge = std::size_t(2) << 20;
+    // Blocks of 2 MiB and more are mapped and unmapped directly, 2 MiB-aligned for transparent huge pages.
+    // Through malloc they would raise glibc's dynamic mmap threshold after the first free and then come
+    // from the heap, which keeps freed memory: 1.4 GiB more resident after a bootstrap at N = 2^16.
+    static void* map_block(std::size_t bytes) {
+        const std::size_t len = bytes + kHuge;
+        void* raw = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) return nullptr;
+        const auto start = reinterpret_cast<std::uintptr_t>(raw);
+        const std::uintptr_t aligned = (start + kHuge - 1) & ~(std::uintptr_t(kHuge) - 1);
+        const std::size_t head = aligned - start, tail = len - head - bytes;
+        if (head) munmap(raw, head);
+        if (tail) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+        madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+        return reinterpret_cast<void*>(aligned);
+    }
+    static void free_block(void* p, std::size_t bytes) {
+        if (bytes >= kHuge) munmap(p, bytes);
+        else std::free(p);
+    }
     ThreadPool pool_;
     std::mutex cache_mu_;
     std::unordered_map<std::size_t, std::vector<void*>> cache_;
