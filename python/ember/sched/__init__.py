@@ -1,0 +1,23 @@
+"""Scheduling HE programs across heterogeneous devices: HEFT, PEFT and the naive baseline, platforms (devices and
+a bandwidth matrix), cost tables (seconds per operation kind x level x device) and graph -> schedule.
+
+On plain data, for any DAG::
+
+    from ember import sched
+    s = sched.heft(cost, edges, bandwidth)     # also sched.peft(...), sched.naive(..., seed=0)
+    s.makespan, s.device[t], s.start[t], s.finish[t]
+    s.slr, s.speedup, s.efficiency, s.utilisation(), s.summary(), s.validate()
+
+where cost is {task: [seconds on device 0, 1, ...]} (math.inf where a task cannot run), edges {(u, v): bytes},
+bandwidth a P x P matrix in bytes per second (the diagonal is unused: the same device costs 0), and optionally
+latency (P x P seconds) and devices (names). Bad input (cycles, unknown tasks, a task no device can run, negative
+costs, a wrong-shaped matrix) raises ValueError naming the problem.
+
+simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. measured ones).
+"""
+from .algorithms import ALGORITHMS, heft, naive, optimistic_cost_table, peft, upward_rank
+from .problem import Problem
+from .schedule import Schedule, simulate
+
+__all__ = ["heft", "peft", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
+           "upward_rank"]

@@ -1,0 +1,198 @@
+"""List schedulers: HEFT (Topcuoglu, Hariri & Wu 2002), PEFT (Arabnejad & Barbosa 2014) and the paper's naive
+baseline. Each takes plain data (see problem.py) and returns a Schedule.
+
+HEFT   priority: upward rank, rank_u(t) = mean cost(t) + max over successors s of (mean transfer(t, s) + rank_u(s));
+       mean cost over the devices that can run t, mean transfer = L-bar + bytes / B-bar over distinct device pairs.
+       Placement: the device with the earliest finish time, insertion-based (a task may fill an idle gap).
+PEFT   priority: rank_oct(t) = mean over devices p of OCT(t, p), the optimistic cost table
+       OCT(t, p) = max over successors s of min over devices w of (OCT(s, w) + cost(s, w) + (mean transfer if w != p)).
+       Placement: the device minimising EFT(t, p) + OCT(t, p), insertion-based.
+naive  tasks in a topological order, each on a random device among those idle when its inputs are ready (else the
+       ones that free up first), all inputs transferred from where they were made, no insertion.
+
+Ties: between tasks, the lower index (the order of `cost`); between devices, the lower device index. Ranks and
+finish times that differ by less than 1e-9 relative are ties (floating-point sums of equal values).
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import random
+from typing import Optional
+
+from .problem import Problem
+from .schedule import Schedule
+
+_REL = 1e-9
+
+
+def _q(x: float, scale: float) -> float:
+    """x rounded to the tie tolerance (relative to scale), for priority keys."""
+    if math.isinf(x) or scale <= 0:
+        return x
+    step = _REL * scale
+    return round(x / step) * step
+
+
+class _Timeline:
+    """Busy intervals of one device, sorted; earliest start of a job of length d not before `ready`
+    (insertion policy: the first idle gap that fits)."""
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def earliest(self, ready: float, d: float, insertion: bool = True) -> float:
+        ends = self.ends
+        if not ends:
+            return ready
+        if not insertion or ends[-1] <= ready:
+            return max(ready, ends[-1])
+        starts = self.starts
+        # first interval that ends after `ready`
+        k = bisect.bisect_right(ends, ready)
+        t = ready
+        eps = _REL * max(1.0, abs(ready), d)
+        while k < len(starts):
+            if starts[k] - t >= d - eps:
+                return t
+            t = max(t, ends[k])
+            k += 1
+        return t
+
+    def add(self, s: float, f: float):
+        k = bisect.bisect_left(self.starts, s)
+        self.starts.insert(k, s)
+        self.ends.insert(k, f)
+
+    @property
+    def free_at(self) -> float:
+        return self.ends[-1] if self.ends else 0.0
+
+
+def upward_rank(pr: Problem) -> list[float]:
+    n = len(pr.tasks)
+    rank = [0.0] * n
+    for i in reversed(pr.topo):
+        m = 0.0
+        for s, b in pr.succ[i]:
+            m = max(m, pr.mean_comm(b) + rank[s])
+        rank[i] = pr.mean_cost(i) + m
+    return rank
+
+
+def optimistic_cost_table(pr: Problem) -> list[list[float]]:
+    n, P = len(pr.tasks), pr.p
+    oct_ = [[0.0] * P for _ in range(n)]
+    for i in reversed(pr.topo):
+        row = [0.0] * P
+        for s, b in pr.succ[i]:
+            c = pr.mean_comm(b)
+            base = [oct_[s][w] + pr.w[s][w] for w in range(P)]
+            best_any = min(base[w] + c for w in range(P))
+            for p in range(P):
+                # staying on p saves the transfer
+                v = min(best_any, base[p])
+                if v > row[p]:
+                    row[p] = v
+        oct_[i] = row
+    return oct_
+
+
+def _list_schedule(pr: Problem, algo: str, priority: list[float], lookahead: Optional[list[list[float]]],
+                   insertion: bool = True) -> Schedule:
+    n, P = len(pr.tasks), pr.p
+    scale = max((abs(x) for x in priority if not math.isinf(x)), default=1.0)
+    key = [-_q(x, scale) for x in priority]
+    indeg = [len(pr.pred[i]) for i in range(n)]
+    heap = [(key[i], i) for i in range(n) if indeg[i] == 0]
+    heapq.heapify(heap)
+    lines = [_Timeline() for _ in range(P)]
+    dev = [-1] * n
+    start = [0.0] * n
+    finish = [0.0] * n
+    order = []
+    while heap:
+        _, i = heapq.heappop(heap)
+        best = None
+        wi = pr.w[i]
+        preds = pr.pred[i]
+        for p in range(P):
+            c = wi[p]
+            if math.isinf(c):
+                continue
+            ready = 0.0
+            for u, b in preds:
+                du = dev[u]
+                r = finish[u] if du == p else finish[u] + pr.lat[du][p] + b / pr.bw[du][p]
+                if r > ready:
+                    ready = r
+            s = lines[p].earliest(ready, c, insertion)
+            f = s + c
+            obj = f + lookahead[i][p] if lookahead is not None else f
+            if best is None or obj < best[0] - _REL * max(1.0, abs(obj)):
+                best = (obj, p, s, f)
+        _, p, s, f = best
+        dev[i], start[i], finish[i] = p, s, f
+        lines[p].add(s, f)
+        order.append(i)
+        for v, _ in pr.succ[i]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, (key[v], v))
+    T = pr.tasks
+    return Schedule(algo, pr, {T[i]: dev[i] for i in range(n)}, {T[i]: start[i] for i in range(n)},
+                    {T[i]: finish[i] for i in range(n)}, [T[i] for i in order])
+
+
+def _problem(cost, edges, bandwidth, latency, devices) -> Problem:
+    if isinstance(cost, Problem):
+        return cost
+    return Problem(cost, edges if edges is not None else {}, bandwidth, latency, devices)
+
+
+def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True) -> Schedule:
+    """HEFT (Topcuoglu et al. 2002), insertion-based, upward rank with mean costs.
+    heft(cost, edges, bandwidth) on plain data (see ember.sched), or heft(problem)."""
+    pr = _problem(cost, edges, bandwidth, latency, devices)
+    rank = upward_rank(pr)
+    return _list_schedule(pr, "heft", rank, None, insertion)
+
+
+def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True) -> Schedule:
+    """PEFT (Arabnejad & Barbosa 2014): optimistic cost table, rank = row mean, device by EFT + OCT."""
+    pr = _problem(cost, edges, bandwidth, latency, devices)
+    oct_ = optimistic_cost_table(pr)
+    rank = [sum(r) / len(r) for r in oct_]
+    return _list_schedule(pr, "peft", rank, oct_, insertion)
+
+
+def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, seed: int = 0) -> Schedule:
+    """The paper's baseline: a random device among those idle when the task's inputs are ready (else among those
+    that free up first), every input transferred from its producer's device, tasks in topological order."""
+    pr = _problem(cost, edges, bandwidth, latency, devices)
+    rng = random.Random(seed)
+    n, P = len(pr.tasks), pr.p
+    free = [0.0] * P
+    dev = [-1] * n
+    start = [0.0] * n
+    finish = [0.0] * n
+    for i in pr.topo:
+        able = [p for p in range(P) if not math.isinf(pr.w[i][p])]
+        ready = max((finish[u] for u, _ in pr.pred[i]), default=0.0)
+        idle = [p for p in able if free[p] <= ready]
+        if not idle:
+            first = min(free[p] for p in able)
+            idle = [p for p in able if free[p] <= first]
+        p = rng.choice(idle)
+        s = max(free[p], max((finish[u] + pr.comm(b, dev[u], p) for u, b in pr.pred[i]), default=0.0))
+        dev[i], start[i], finish[i] = p, s, s + pr.w[i][p]
+        free[p] = finish[i]
+    T = pr.tasks
+    return Schedule("naive", pr, {T[i]: dev[i] for i in range(n)}, {T[i]: start[i] for i in range(n)},
+                    {T[i]: finish[i] for i in range(n)}, [T[i] for i in pr.topo], {"seed": seed})
+
+
+ALGORITHMS = {"heft": heft, "peft": peft, "naive": naive}
