@@ -15,11 +15,12 @@ finish times that differ by less than 1e-9 relative are ties (floating-point sum
 """
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import random
 from typing import Optional
+
+import numpy as np
 
 from .problem import Problem
 from .schedule import Schedule
@@ -36,40 +37,63 @@ def _q(x: float, scale: float) -> float:
 
 
 class _Timeline:
-    """Busy intervals of one device, sorted; earliest start of a job of length d not before `ready`
-    (insertion policy: the first idle gap that fits)."""
-    __slots__ = ("starts", "ends")
+    """One device's idle gaps before its tail (the time it is free for good), in numpy arrays that grow by
+    doubling, so the insertion policy's search -- the first gap after `ready` that holds a job of length d --
+    is a vectorised scan. Gaps shorter than the tie tolerance are dropped."""
+    __slots__ = ("gs", "ge", "n", "tail")
 
     def __init__(self):
-        self.starts: list[float] = []
-        self.ends: list[float] = []
+        self.gs = np.empty(16)
+        self.ge = np.empty(16)
+        self.n = 0
+        self.tail = 0.0
 
     def earliest(self, ready: float, d: float, insertion: bool = True) -> float:
-        ends = self.ends
-        if not ends:
-            return ready
-        if not insertion or ends[-1] <= ready:
-            return max(ready, ends[-1])
-        starts = self.starts
-        # first interval that ends after `ready`
-        k = bisect.bisect_right(ends, ready)
-        t = ready
-        eps = _REL * max(1.0, abs(ready), d)
-        while k < len(starts):
-            if starts[k] - t >= d - eps:
-                return t
-            t = max(t, ends[k])
-            k += 1
-        return t
+        n = self.n
+        if insertion and n and ready < self.ge[n - 1]:
+            ge = self.ge[:n]
+            k = int(np.searchsorted(ge, ready, "right"))
+            s = np.maximum(self.gs[k:n], ready)
+            ok = (ge[k:] - s) >= d - _REL * max(1.0, abs(ready), d)
+            j = int(ok.argmax())
+            if ok[j]:
+                return float(s[j])
+        return ready if ready > self.tail else self.tail
+
+    def _insert(self, k: int, a: float, b: float):
+        n = self.n
+        if n == len(self.gs):
+            self.gs = np.concatenate([self.gs, np.empty(n)])
+            self.ge = np.concatenate([self.ge, np.empty(n)])
+        if k < n:
+            self.gs[k + 1:n + 1] = self.gs[k:n]
+            self.ge[k + 1:n + 1] = self.ge[k:n]
+        self.gs[k], self.ge[k] = a, b
+        self.n = n + 1
+
+    def _delete(self, k: int):
+        n = self.n
+        self.gs[k:n - 1] = self.gs[k + 1:n]
+        self.ge[k:n - 1] = self.ge[k + 1:n]
+        self.n = n - 1
 
     def add(self, s: float, f: float):
-        k = bisect.bisect_left(self.starts, s)
-        self.starts.insert(k, s)
-        self.ends.insert(k, f)
-
-    @property
-    def free_at(self) -> float:
-        return self.ends[-1] if self.ends else 0.0
+        eps = _REL * max(1.0, abs(f))
+        if s >= self.tail - eps:
+            if s > self.tail + eps:
+                self._insert(self.n, self.tail, s)
+            self.tail = max(self.tail, f)
+            return
+        # inside a gap: the gap [a, b) with a <= s and f <= b splits into [a, s) and [f, b)
+        k = int(np.searchsorted(self.ge[:self.n], s, "right"))
+        if k >= self.n or self.gs[k] > s + eps or f > self.ge[k] + eps:
+            raise AssertionError("internal: a job placed outside every idle gap")
+        a, b = float(self.gs[k]), float(self.ge[k])
+        self._delete(k)
+        if b - f > eps:
+            self._insert(k, f, b)
+        if s - a > eps:
+            self._insert(k, a, s)
 
 
 def upward_rank(pr: Problem) -> list[float]:
