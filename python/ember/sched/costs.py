@@ -1,0 +1,317 @@
+"""Cost tables: seconds per (device model, operation kind, level), each device marked by where its figures come
+from -- "measured" (`ember profile`: this machine's CPU timed operation by operation), "modelled" (the cost
+simulator's per-operation kernel counts, python/ember/sim, on a device profile: H100, the U280 FPGA, the ASICs; no
+such device was run) or "profile-guided" (per-node times of a real run replaced the entries, as the paper's PGO).
+
+    table = CostTable.modelled(params, ["h100", "fpga-u280"])      # from the simulator
+    table.merge(CostTable.load("cpu.json"))                         # measured by `ember profile`
+    table.seconds("h100", "rotate", level=12)
+    table.node_seconds(node, "h100")                                # a graph node (rotate_many: its outputs)
+
+JSON: {"format": "ember-costs", "version": 1, "devices": {model: {"source": ..., "note": ..., "params": {...},
+"ops": {op: {level: seconds}}}}}. Levels missing from a table are interpolated linearly between the nearest
+levels present (cost grows with the limbs), and extrapolated flat beyond them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Iterable, Optional
+
+FORMAT = "ember-costs"
+VERSION = 1
+SOURCES = ("measured", "modelled", "profile-guided")
+
+# operations timed one per kind; the others borrow a kind's figures
+ALIAS = {"sub": "add", "negate": "add", "sub_plain": "add_plain", "add_vector": "add_plain", "mul_round": "mul_int",
+         "automorphism": "rotate", "conjugate": "rotate", "multiply_relin": "mul", "relinearize": "mul",
+         "mul_vector": "mul_const", "adjust_to": "mul_const"}
+# operations whose cost grows with a count: (op, parameter) -> cost = base + per_item * count, stored as two
+# pseudo-ops "<op>@1" and "<op>@<K>"
+COUNTED = {"rotate_many": 4, "linear_combination": 8}
+
+
+class CostTable:
+    def __init__(self):
+        self.devices: dict[str, dict] = {}
+
+    # ---- building ----------------------------------------------------------------------------
+    def set(self, device: str, op: str, level: int, seconds: float, source: str = "measured", note: str = "",
+            params: Optional[dict] = None):
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        if not (seconds >= 0) or math.isinf(seconds):
+            raise ValueError(f"cost of {op} at level {level} on {device} must be a finite number >= 0, got {seconds}")
+        d = self.devices.setdefault(device, {"source": source, "note": note, "params": dict(params or {}), "ops": {}})
+        d["ops"].setdefault(op, {})[int(level)] = float(seconds)
+
+    def merge(self, other: "CostTable") -> "CostTable":
+        for name, d in other.devices.items():
+            self.devices[name] = json.loads(json.dumps(d))
+            self.devices[name]["ops"] = {op: {int(k): v for k, v in lv.items()} for op, lv in d["ops"].items()}
+        return self
+
+    # ---- queries -----------------------------------------------------------------------------
+    def source(self, device: str) -> str:
+        return self._dev(device)["source"]
+
+    def _dev(self, device: str) -> dict:
+        if device not in self.devices:
+            raise ValueError(f"no costs for device {device!r}; the table has {', '.join(self.devices) or 'none'}")
+        return self.devices[device]
+
+    def has(self, device: str, op: str) -> bool:
+        ops = self._dev(device)["ops"]
+        return op in ops or ALIAS.get(op) in ops or f"{op}@1" in ops
+
+    def seconds(self, device: str, op: str, level: int, count: int = 1) -> float:
+        ops = self._dev(device)["ops"]
+        if op in COUNTED and f"{op}@1" in ops:
+            k = COUNTED[op]
+            one = _interp(ops[f"{op}@1"], level)
+            many = _interp(ops[f"{op}@{k}"], level)
+            per = (many - one) / (k - 1)
+            return max(0.0, one + per * (count - 1))
+        key = op if op in ops else ALIAS.get(op)
+        if key not in ops:
+            if op == "rotate_many" and "rotate" in ops:  # no hoisting figures: separate rotations
+                return count * _interp(ops["rotate"], level)
+            if op == "linear_combination" and ("mul_int" in ops):  # one multiply-accumulate pass per operand
+                return count * _interp(ops["mul_int"], level)
+            if op == "drop_to_level":
+                return 0.0  # keeps a prefix of the limbs: a view, no arithmetic (modelled as free)
+            raise ValueError(f"no cost for operation {op!r} on device {device!r} (known: {', '.join(sorted(ops))})")
+        return _interp(ops[key], level)
+
+    def node_seconds(self, node, device: str) -> float:
+        """The cost of a graph node (ember.graph.Node) on a device model."""
+        count = 1
+        if node.op == "rotate_many":
+            count = max(1, len(node.outputs))
+        elif node.op == "linear_combination":
+            count = max(1, len(node.inputs))
+        return self.seconds(device, node.op, node.level, count)
+
+    # ---- profile-guided ------------------------------------------------------------------------
+    def update_from_nodes(self, device: str, records: Iterable[tuple[str, int, float, int]]) -> int:
+        """Replaces entries by the median of measured (op, level, seconds, count) records, marks the device
+        profile-guided. Counted operations (rotate_many, linear_combination) are scaled to the table's
+        reference counts. Returns how many (op, level) entries changed."""
+        groups: dict[tuple[str, int], list[float]] = {}
+        for op, level, sec, count in records:
+            if sec is None or not sec >= 0:
+                continue
+            if op in COUNTED:
+                # keep the per-operation figure at its own count: entries "<op>@<count>" when they are the
+                # reference counts, else spread into a per-item ratio of the existing line
+                if count not in (1, COUNTED[op]):
+                    try:
+                        ratio = sec / self.seconds(device, op, level, count)
+                    except ValueError:
+                        continue
+                    for c in (1, COUNTED[op]):
+                        groups.setdefault((f"{op}@{c}", level), []).append(ratio * self.seconds(device, op, level, c))
+                    continue
+                op = f"{op}@{count}"
+            groups.setdefault((op, int(level)), []).append(float(sec))
+        d = self.devices.setdefault(device, {"source": "profile-guided", "note": "", "params": {}, "ops": {}})
+        for (op, level), xs in groups.items():
+            d["ops"].setdefault(op, {})[level] = statistics.median(xs)
+        if groups:
+            d["source"] = "profile-guided"
+            d["note"] = (d.get("note", "") + "; " if d.get("note") else "") + f"{len(groups)} entries from a run's per-node times"
+        return len(groups)
+
+    def update_from_graph(self, graph, device: str) -> int:
+        """Profile-guided update from a live graph's measured per-node seconds (ember.graph)."""
+        recs = []
+        for n in graph.nodes:
+            if n.seconds is None:
+                continue
+            count = len(n.outputs) if n.op == "rotate_many" else len(n.inputs) if n.op == "linear_combination" else 1
+            recs.append((n.op, n.level, n.seconds, count))
+        if not recs:
+            raise ValueError("the graph has no measured times (a symbolic graph?): nothing to learn from")
+        return self.update_from_nodes(device, recs)
+
+    def update_from_run(self, run: dict, device: Optional[str] = None) -> int:
+        """Profile-guided update from a run record: {"tasks": [{"op", "level", "seconds", "device"?, "count"?}]}
+        (the execution issue's RUN.json) or an ember graph document with measured seconds."""
+        if isinstance(run, dict) and run.get("format") == "ember-graph":
+            from ..graph import Graph
+            if device is None:
+                raise ValueError("a graph run needs the device it ran on (--device)")
+            return self.update_from_graph(Graph.from_dict(run), device)
+        tasks = run.get("tasks") if isinstance(run, dict) else None
+        if not isinstance(tasks, list):
+            raise ValueError("a run record needs a 'tasks' list of {op, level, seconds[, device, count]}")
+        by_dev: dict[str, list] = {}
+        for i, t in enumerate(tasks):
+            if not isinstance(t, dict) or not {"op", "level", "seconds"} <= set(t):
+                raise ValueError(f"run task #{i} lacks op, level or seconds")
+            dev = t.get("device_model") or device or t.get("device")
+            if dev is None:
+                raise ValueError(f"run task #{i} has no device; pass device=")
+            by_dev.setdefault(str(dev), []).append((t["op"], int(t["level"]), float(t["seconds"]), int(t.get("count", 1))))
+        return sum(self.update_from_nodes(d, r) for d, r in by_dev.items())
+
+    # ---- JSON --------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION,
+                "devices": {name: {**{k: v for k, v in d.items() if k != "ops"},
+                                   "ops": {op: {str(l): s for l, s in sorted(lv.items())} for op, lv in d["ops"].items()}}
+                            for name, d in self.devices.items()}}
+
+    def save(self, path):
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def from_dict(cls, d) -> "CostTable":
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValueError(f"not an ember cost table (format {d.get('format') if isinstance(d, dict) else None!r})")
+        if d.get("version") != VERSION:
+            raise ValueError(f"ember cost table version {d.get('version')!r} is not {VERSION}")
+        t = cls()
+        devs = d.get("devices")
+        if not isinstance(devs, dict):
+            raise ValueError("ember cost table: 'devices' must be an object")
+        for name, dv in devs.items():
+            if not isinstance(dv, dict) or not isinstance(dv.get("ops"), dict):
+                raise ValueError(f"ember cost table: device {name!r} needs an 'ops' object")
+            src = dv.get("source")
+            if src not in SOURCES:
+                raise ValueError(f"ember cost table: device {name!r} source must be one of {SOURCES}")
+            for op, lv in dv["ops"].items():
+                if not isinstance(lv, dict) or not lv:
+                    raise ValueError(f"ember cost table: {name}/{op} must map levels to seconds")
+                for l, s in lv.items():
+                    try:
+                        level = int(l)
+                    except ValueError:
+                        raise ValueError(f"ember cost table: {name}/{op}: level {l!r} is not an integer") from None
+                    if isinstance(s, bool) or not isinstance(s, (int, float)):
+                        raise ValueError(f"ember cost table: {name}/{op}/{l}: seconds must be a number")
+                    t.set(name, op, level, float(s), src, dv.get("note", ""), dv.get("params"))
+        return t
+
+    @classmethod
+    def load(cls, path) -> "CostTable":
+        try:
+            d = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+        return cls.from_dict(d)
+
+    # ---- modelled devices ----------------------------------------------------------------------
+    @classmethod
+    def modelled(cls, params, devices: Iterable[str], levels: Optional[Iterable[int]] = None,
+                 cpu_profile: Optional[str] = None) -> "CostTable":
+        """Seconds per operation and level on device profiles of the simulator (ember.sim.DEVICES), from the
+        simulator's per-operation kernel counts for the library's parameters (`params`: an ember.CkksParams, or a
+        graph's meta['params'] dict) on each device's roofline. Marked "modelled"."""
+        from ..sim import devices as simdev
+        from ..sim.kernels import EmberModel, Ring
+        from ..sim.timing import predict
+        ring = _ring_of(params)
+        levels = list(range(ring.q_count)) if levels is None else sorted(set(int(x) for x in levels))
+        t = cls()
+        for name in devices:
+            if name == "cpu":  # this CPU's calibrated kernel rates (ember sim calibrate), modelled per kernel
+                prof = simdev.load("cpu", cpu_profile or _cpu_profile_path())
+            elif name in simdev.BUILTIN:
+                prof = simdev.BUILTIN[name]
+            else:
+                raise ValueError(f"unknown modelled device {name!r}; choose from cpu, {', '.join(simdev.BUILTIN)}")
+            note = f"modelled: ember.sim kernel counts on the {name} roofline ({prof.source})"
+            cache_limbs = int(prof.cache_mb * 2 ** 20 // (ring.n * 8))
+            for level in levels:
+                for op, count in _MODEL_OPS:
+                    if level == 0 and op in _NEEDS_LEVEL:
+                        continue
+                    m = EmberModel(Ring(ring.log_n, ring.q_count, ring.k, ring.dnum), cache_limbs=cache_limbs)
+                    _run_model(m, op, level + 1, count)
+                    m.finish()
+                    sec = predict(m.cost, prof, m.counts, ring.log_n)["time_ms"] / 1e3
+                    key = f"{op}@{count}" if op in COUNTED else op
+                    t.set(name, key, level, sec, "modelled", note, {"log_n": ring.log_n, "limbs": ring.q_count,
+                                                                     "special": ring.k, "dnum": ring.dnum})
+        return t
+
+
+
+
+def _cpu_profile_path() -> Optional[str]:
+    """`ember sim calibrate`'s profile of this CPU, else the repository's bench/sim/cpu_calibration.json."""
+    from ..sim.devices import default_cpu_profile_path
+    for p in (default_cpu_profile_path(), Path.cwd() / "bench" / "sim" / "cpu_calibration.json"):
+        if p.exists():
+            return str(p)
+    return None
+
+
+_NEEDS_LEVEL = {"mul", "mul_const", "rescale", "adjust_to"}
+_MODEL_OPS = [("add", 1), ("add_plain", 1), ("add_const", 1), ("mul", 1), ("mul_plain", 1), ("mul_const", 1),
+              ("mul_int", 1), ("rescale", 1), ("adjust_to", 1), ("rotate", 1), ("rotate_many", 1),
+              ("rotate_many", COUNTED["rotate_many"]), ("linear_combination", 1),
+              ("linear_combination", COUNTED["linear_combination"])]
+
+
+def _run_model(m, op: str, q: int, count: int):
+    a, b = m.ciphertext(q, "a"), m.ciphertext(q, "b")
+    if op == "add":
+        m.add_ct(a, b)
+    elif op == "add_plain":
+        m.add_plain(a, m.plaintext(q))
+    elif op == "add_const":
+        m.add_const_ct(a)
+    elif op == "mul":
+        m.mul_ct(a, b)
+    elif op == "mul_plain":
+        m.mul_plain(a, m.plaintext(q))
+    elif op in ("mul_const", "adjust_to"):
+        m.rescale(m.mul_const_ct(a))
+    elif op == "mul_int":
+        m.mul_const_ct(a)
+    elif op == "rescale":
+        m.rescale(a)
+    elif op == "rotate":
+        m.rotate(a)
+    elif op == "rotate_many":
+        m.rotate_many(a, count, [f"r{i}" for i in range(count)])
+    elif op == "linear_combination":
+        for _ in range(count):
+            m.mul_const_ct(a)
+    else:
+        raise ValueError(f"no model for {op}")
+
+
+class _RingShape:
+    def __init__(self, log_n, q_count, k, dnum):
+        self.log_n, self.q_count, self.k, self.dnum = log_n, q_count, k, dnum
+        self.n = 1 << log_n
+
+
+def _ring_of(params) -> _RingShape:
+    if isinstance(params, dict):
+        need = {"log_n", "levels", "special_primes", "dnum"}
+        if not need <= set(params):
+            raise ValueError(f"parameters need {', '.join(sorted(need))} (a graph's meta['params']), got {sorted(params)}")
+        return _RingShape(int(params["log_n"]), int(params["levels"]) + 1, int(params["special_primes"]), int(params["dnum"]))
+    core = params._core
+    return _RingShape(int(core.log_n), len(core.q_primes), len(core.p_primes), int(core.dnum))
+
+
+def _interp(lv: dict, level: int) -> float:
+    if level in lv:
+        return lv[level]
+    ks = sorted(lv)
+    if level <= ks[0]:
+        return lv[ks[0]]
+    if level >= ks[-1]:
+        return lv[ks[-1]]
+    import bisect
+    j = bisect.bisect_left(ks, level)
+    a, b = ks[j - 1], ks[j]
+    return lv[a] + (lv[b] - lv[a]) * (level - a) / (b - a)

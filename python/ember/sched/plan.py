@@ -1,0 +1,72 @@
+"""Graphs onto platforms: the cost of every node on every device (from a cost table by the device's model), the
+graph's edges with their bytes, the platform's bandwidth -- then any of the schedulers."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from .algorithms import ALGORITHMS
+from .costs import CostTable
+from .platform import Platform
+from .problem import Problem
+from .schedule import Schedule
+
+
+def problem_of(graph, platform: Platform, costs: CostTable) -> Problem:
+    """The scheduling problem of an ember.graph.Graph: tasks are node ids."""
+    if len(graph) == 0:
+        raise ValueError("the graph has no operations to schedule")
+    models = [d.model for d in platform.devices]
+    for m in set(models):
+        if m not in costs.devices:
+            hint = ("run `ember profile` (measured)" if m.startswith("cpu-")
+                    else "build it with CostTable.modelled(params, [...])")
+            raise ValueError(f"the cost table has no device {m!r} (platform {platform.name}); {hint}")
+    cache: dict[tuple, float] = {}
+    cost = {}
+    for n in graph.nodes:
+        count = len(n.outputs) if n.op == "rotate_many" else len(n.inputs) if n.op == "linear_combination" else 1
+        row = []
+        for m in models:
+            k = (m, n.op, n.level, count)
+            if k not in cache:
+                try:
+                    cache[k] = costs.node_seconds(n, m)
+                except ValueError:
+                    cache[k] = math.inf  # this device has no figure for the op: it does not run it
+            row.append(cache[k])
+        if all(math.isinf(x) for x in row):
+            raise ValueError(f"node {n.id} ({n.op} at level {n.level}) has no cost on any device of {platform.name}")
+        cost[n.id] = row
+    return Problem(cost, graph.edges(), platform.bandwidth, platform.latency, platform.names)
+
+
+def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0) -> Schedule:
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
+    pr = problem_of(graph, platform, costs)
+    s = ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
+    s.extra.update(platform=platform.name, graph_nodes=len(graph),
+                   modelled_devices=[d.name for d in platform.devices
+                                     if d.model in costs.devices and costs.source(d.model) == "modelled"],
+                   cost_sources={m: costs.source(m) for m in sorted({d.model for d in platform.devices})})
+    return s
+
+
+def default_costs(graph, platform: Platform, table: Optional[CostTable] = None) -> CostTable:
+    """The given table, completed with modelled figures (the simulator at the graph's parameters) for every
+    device model of the platform it lacks. CPU models missing a measurement fall back to the "cpu" model
+    (this CPU's calibrated kernel rates), relabelled."""
+    t = CostTable() if table is None else table
+    params = graph.meta.get("params")
+    missing = sorted({d.model for d in platform.devices} - set(t.devices))
+    if not missing:
+        return t
+    if not params:
+        raise ValueError("the graph has no meta['params'] (capture it with ember.graph(ctx)): cannot model costs")
+    want = sorted({("cpu" if m.startswith("cpu") else m) for m in missing})
+    mod = CostTable.modelled(params, want)
+    for m in missing:
+        src = "cpu" if m.startswith("cpu") else m
+        t.devices[m] = mod.devices[src]
+    return t
