@@ -1,0 +1,193 @@
+"""`ember schedule`, `ember graph`, `ember profile`: JSON on stdout (one object), a table on stderr / a terminal.
+
+    ember graph boot --log-n 13 --insecure -o boot.json        # capture a program's graph (symbolic) and save it
+    ember graph show boot.json [--png boot.png]                 # op counts, critical path, summary
+    ember schedule boot.json --platform paper:2,2 --algo heft --png gantt.png
+    ember schedule helr --log-n 16 --platform paper --algo all  # naive, heft and peft side by side
+    ember profile --log-n 16 --threads 2 -o cpu.json            # measure this CPU's cost table
+Every figure of a modelled device (FPGA, GPU, ASIC) is marked "modelled" in the output.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _table(title: str, cols: list[str], rows: list[list]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=title)
+    for c in cols:
+        t.add_column(c, justify="right")
+    for r in rows:
+        t.add_row(*[f"{x:.4g}" if isinstance(x, float) else str(x) for x in r])
+    Console(file=sys.stderr).print(t)
+
+
+def _load_graph(args):
+    from ember.graph import load
+    from .programs import PROGRAMS
+    src = args.source
+    if src in PROGRAMS:
+        return PROGRAMS[src](log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+    if src.endswith(".json"):
+        return load(src)
+    try:  # an application program of ember.apps, when that package provides graph builders
+        import importlib
+        apps = importlib.import_module("ember.apps")
+        build = getattr(apps, "graph_of", None)
+        if build is not None:
+            return build(src, log_n=args.log_n)
+    except ModuleNotFoundError:
+        pass
+    raise SystemExit(f"ember: unknown program or graph {src!r}; give a graph JSON file or one of {', '.join(PROGRAMS)}")
+
+
+def _costs(args, graph, platform):
+    from .costs import CostTable
+    from .plan import default_costs
+    table = CostTable()
+    for path in args.costs or []:
+        table.merge(CostTable.load(path))
+    if args.profile_from:
+        with open(args.profile_from) as f:
+            run = json.load(f)
+        model = args.profile_device or platform.devices[0].model
+        default_costs(graph, platform, table)
+        n = table.update_from_run(run, model)
+        print(f"profile-guided: {n} (op, level) entries of {model} updated from {args.profile_from}", file=sys.stderr)
+    return default_costs(graph, platform, table)
+
+
+def _schedule(args) -> int:
+    from .plan import schedule_graph
+    from .platform import load_platform
+    graph = _load_graph(args)
+    platform = load_platform(args.platform)
+    costs = _costs(args, graph, platform)
+    algos = ["naive", "heft", "peft"] if args.algo == "all" else [args.algo]
+    out = {"graph": {"nodes": len(graph), "program": graph.meta.get("program"), "params": graph.meta.get("params")},
+           "platform": platform.to_dict(),
+           "cost_sources": {m: costs.source(m) for m in sorted({d.model for d in platform.devices})},
+           "schedules": {}}
+    rows = []
+    base = None
+    for a in algos:
+        s = schedule_graph(graph, platform, costs, a, seed=args.seed)
+        s.validate()
+        summ = s.summary()
+        out["schedules"][a] = summ if not args.tasks else s.to_dict()
+        base = s.makespan if a == "naive" else base
+        rows.append([a, s.makespan * 1e3, (base / s.makespan) if base else "", s.slr, s.speedup, s.efficiency,
+                     s.cp_min() * 1e3, " ".join(f"{k}={v:.2f}" for k, v in s.utilisation().items())])
+        if args.png:
+            from .draw import gantt
+            path = args.png if len(algos) == 1 else args.png.replace(".png", f"-{a}.png")
+            gantt(s, path, title=f"{a} on {platform.name}", ops={n.id: n.op for n in graph.nodes})
+    modelled = [d.name for d in platform.devices if costs.source(d.model) == "modelled"]
+    out["modelled_devices"] = modelled
+    out["note"] = ("times of " + ", ".join(modelled) + " are MODELLED (ember.sim), not measured") if modelled else "measured costs"
+    print(json.dumps(out, indent=None if not args.pretty else 1))
+    _table(f"ember schedule: {len(graph)} nodes on {platform.name}" + (" (modelled devices: " + ", ".join(modelled) + ")" if modelled else ""),
+           ["algo", "makespan_ms", "vs naive", "SLR", "speedup", "efficiency", "CP bound ms", "utilisation"], rows)
+    return 0
+
+
+def _graph(args) -> int:
+    if args.source == "show":
+        if not args.file:
+            raise SystemExit("ember graph show FILE.json")
+        from ember.graph import load
+        g = load(args.file)
+    else:
+        g = _load_graph(args)
+    if args.output:
+        g.save(args.output)
+    summ = g.summary()
+    summ["critical_path_ops"] = [g.nodes[i].op for i in g.critical_path(lambda n: 1.0)[1]][:50]
+    print(json.dumps(summ))
+    _table(f"ember graph: {len(g)} nodes ({g.meta.get('mode')})", ["op", "count"], [[k, v] for k, v in g.op_counts().items()])
+    if args.png:
+        from .draw import draw_graph
+        draw_graph(g, args.png)
+    return 0
+
+
+def _profile(args) -> int:
+    import ember
+    from .profile import measure
+    if args.bootstrappable:
+        params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+    else:
+        params = ember.CkksParams(log_n=args.log_n, levels=args.levels, log_scale=args.log_scale, dnum=args.dnum,
+                                  insecure=args.insecure)
+    levels = None
+    if args.every > 1:
+        top = len(params.q_primes) - 1
+        levels = sorted(set(range(0, top + 1, args.every)) | {top})
+    table = None
+    for th in args.threads:
+        t = measure(params, threads=th, levels=levels, runs=args.runs, progress=sys.stderr.isatty())
+        table = t if table is None else table.merge(t)
+    if args.output:
+        table.save(args.output)
+    print(json.dumps(table.to_dict()))
+    for name, d in table.devices.items():
+        all_levels = sorted({l for lv in d["ops"].values() for l in lv})
+        shown = all_levels[:: max(1, len(all_levels) // 6)]
+        rows = [[op] + [lv[l] * 1e3 if l in lv else "" for l in shown] for op, lv in sorted(d["ops"].items())]
+        _table(f"ember profile {name} ({d['source']}), milliseconds", ["op"] + [f"level {l}" for l in shown], rows)
+    return 0
+
+
+def _clear_errors(fn):
+    """Bad input (a malformed graph, an unknown platform, a missing cost) is one line on stderr, exit status 2."""
+    def run(args) -> int:
+        try:
+            return fn(args)
+        except ValueError as e:
+            print(f"ember {args.cmd}: error: {e}", file=sys.stderr)
+            return 2
+    return run
+
+
+def add_parser(sub) -> None:
+    def common(p):
+        p.add_argument("--log-n", type=int, default=16, help="programs: ring degree (default 16)")
+        p.add_argument("--levels", type=int, default=9, help="programs: user levels (default 9)")
+        p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
+
+    s = sub.add_parser("schedule", help="schedule a program or a graph JSON on a platform (naive, HEFT, PEFT)")
+    s.add_argument("source", help="a graph JSON file or a built-in program: boot, helr")
+    s.add_argument("--platform", default="paper", help="paper[:F,G], this[:T], dask:K[:BW] or a platform JSON")
+    s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "all"])
+    s.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); repeatable")
+    s.add_argument("--profile-from", help="RUN.json with per-task times (or a live graph JSON): profile-guided costs")
+    s.add_argument("--profile-device", help="the device model the run's times belong to (default: the first device's)")
+    s.add_argument("--seed", type=int, default=0, help="naive: random seed")
+    s.add_argument("--png", help="draw the Gantt chart(s)")
+    s.add_argument("--tasks", action="store_true", help="include every task's device, start and finish")
+    s.add_argument("--pretty", action="store_true")
+    common(s)
+    s.set_defaults(fn=_clear_errors(_schedule))
+
+    g = sub.add_parser("graph", help="capture a program's graph (symbolic) or show a graph JSON")
+    g.add_argument("source", help="boot, helr, or 'show'")
+    g.add_argument("file", nargs="?", help="show: the graph JSON")
+    g.add_argument("-o", "--output", help="save the graph JSON")
+    g.add_argument("--png", help="draw the graph (small graphs)")
+    common(g)
+    g.set_defaults(fn=_clear_errors(_graph))
+
+    p = sub.add_parser("profile", help="measure this CPU's cost table (seconds per op kind and level)")
+    p.add_argument("--log-n", type=int, default=13)
+    p.add_argument("--levels", type=int, default=9)
+    p.add_argument("--log-scale", type=int, default=40)
+    p.add_argument("--dnum", type=int, default=3)
+    p.add_argument("--bootstrappable", action="store_true", help="the parameters of CkksParams.bootstrappable (their levels)")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--every", type=int, default=1, help="measure every k-th level (the others are interpolated)")
+    p.add_argument("-o", "--output", help="save the cost table JSON")
+    p.add_argument("--insecure", action="store_true")
+    p.set_defaults(fn=_clear_errors(_profile))

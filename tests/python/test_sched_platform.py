@@ -1,0 +1,159 @@
+"""Platforms (the route rule), cost tables (modelled, measured, profile-guided), graphs onto platforms, the CLI."""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember.graph import SymbolicContext
+from ember.sched import costs as C
+from ember.sched.plan import default_costs, problem_of, schedule_graph
+from ember.sched.platform import LINKS, Device, Platform, paper
+
+PARAMS = dict(log_n=12, levels=4, log_scale=40, insecure=True)
+
+
+def test_paper_platform_route_rule():
+    p = paper(2, 2)
+    assert p.names == ["cpu", "fpga0", "fpga1", "gpu0", "gpu1"]
+    bw = {(a, b): p.bandwidth[i][j] for i, a in enumerate(p.names) for j, b in enumerate(p.names)}
+    assert bw["cpu", "fpga0"] == LINKS["pcie4x16"][0] and bw["cpu", "gpu1"] == LINKS["pcie3x16"][0]
+    assert bw["gpu0", "gpu1"] == LINKS["nvlink3"][0] and bw["fpga0", "fpga1"] == LINKS["qsfp28x2"][0]
+    # no direct FPGA-GPU link: the slowest route, through the host's PCIe 3 link to the GPU (the paper: 16 GB/s)
+    assert bw["fpga0", "gpu0"] == LINKS["pcie3x16"][0]
+    assert all(p.bandwidth[i][j] == p.bandwidth[j][i] for i in range(5) for j in range(5))
+    with pytest.raises(ValueError, match="four PCIe slots"):
+        paper(3, 2)
+    assert Platform.preset("paper:1,3").names == ["cpu", "fpga0", "gpu0", "gpu1", "gpu2"]
+    with pytest.raises(ValueError, match="unknown platform"):
+        Platform.preset("cluster")
+
+
+def test_route_rule_minimum_over_routes_and_latency():
+    devs = [Device(x, "cpu", "cpu-1t") for x in "abcd"]
+    # a-b fast, b-d slow, a-c medium, c-d fast: no a-d link; routes a-b-d (min 1), a-c-d (min 5): the paper takes 1
+    p = Platform.from_links("t", devs, [("a", "b", 10, 1e-6), ("b", "d", 1, 2e-6), ("a", "c", 5), ("c", "d", 8)])
+    i = {n: k for k, n in enumerate(p.names)}
+    assert p.bandwidth[i["a"]][i["d"]] == 1 and p.latency[i["a"]][i["d"]] == pytest.approx(3e-6)
+    assert p.bandwidth[i["a"]][i["b"]] == 10  # a direct link wins
+    with pytest.raises(ValueError, match="not connected"):
+        Platform.from_links("t", devs, [("a", "b", 10)])
+    with pytest.raises(ValueError, match="unknown device"):
+        Platform.from_links("t", devs, [("a", "z", 10)])
+    assert Platform.from_dict(json.loads(json.dumps(p.to_dict()))).bandwidth == p.bandwidth
+
+
+def test_modelled_costs_grow_with_level_and_are_marked():
+    params = ember.CkksParams(**PARAMS)
+    t = C.CostTable.modelled(params, ["h100", "fpga-u280"])
+    assert t.source("h100") == "modelled" and "modelled" in t.devices["h100"]["note"]
+    for dev in ("h100", "fpga-u280"):
+        for op in ("add", "mul", "rotate", "rescale"):
+            lo, hi = t.seconds(dev, op, 1), t.seconds(dev, op, 4)
+            assert 0 < lo < hi
+        assert t.seconds(dev, "rotate", 3) > t.seconds(dev, "add", 3)
+        # hoisting: 4 rotations sharing a ModUp cost less than 4 rotations
+        assert t.seconds(dev, "rotate_many", 3, 4) < 4 * t.seconds(dev, "rotate", 3)
+    assert t.seconds("h100", "mul", 3) < t.seconds("fpga-u280", "mul", 3)
+    assert t.seconds("h100", "conjugate", 2) == t.seconds("h100", "rotate", 2)  # alias
+    with pytest.raises(ValueError, match="unknown modelled device"):
+        C.CostTable.modelled(params, ["tpu"])
+    back = C.CostTable.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert back.seconds("h100", "mul", 3) == t.seconds("h100", "mul", 3)
+
+
+def test_cost_table_interpolation_and_errors():
+    t = C.CostTable()
+    t.set("d", "add", 0, 1.0)
+    t.set("d", "add", 4, 5.0)
+    assert t.seconds("d", "add", 2) == 3.0 and t.seconds("d", "add", 9) == 5.0
+    assert t.seconds("d", "sub", 2) == 3.0  # alias of add
+    with pytest.raises(ValueError, match="no cost for operation 'mul'"):
+        t.seconds("d", "mul", 1)
+    with pytest.raises(ValueError, match="no costs for device"):
+        t.seconds("x", "add", 1)
+    with pytest.raises(ValueError, match=">= 0"):
+        t.set("d", "add", 1, -1.0)
+    with pytest.raises(ValueError, match="not an ember cost table"):
+        C.CostTable.from_dict({"format": "x"})
+
+
+def small_program(ctx, keys):
+    x = ctx.encrypt(np.full(ctx.slots, 0.5), keys.public)
+    y = x * x
+    z = y.rotate(1) + y * 0.5
+    return z.rotate_many([1, 2])[1] + x
+
+
+def test_measured_profile_and_profile_guided_update():
+    from ember.sched.profile import measure
+    params = ember.CkksParams(**PARAMS)
+    t = measure(params, threads=1, levels=[1, 4], runs=2, progress=False)
+    assert t.source("cpu-1t") == "measured"
+    assert t.seconds("cpu-1t", "mul", 4) > t.seconds("cpu-1t", "add", 4) > 0
+    assert t.seconds("cpu-1t", "mul", 4) > t.seconds("cpu-1t", "mul", 1)
+    ctx = ember.Context(params)
+    keys = ctx.keygen(rotations=[1, 2])
+    with ember.graph(ctx) as g:
+        small_program(ctx, keys)
+    n = t.update_from_graph(g, "cpu-1t")
+    assert n >= 4 and t.source("cpu-1t") == "profile-guided"
+    mul = next(x for x in g.nodes if x.op == "mul")
+    assert t.seconds("cpu-1t", "mul", mul.level) == pytest.approx(mul.seconds)
+    run = {"tasks": [{"op": "add", "level": 4, "seconds": 0.123, "device": "cpu-1t"}]}
+    t.update_from_run(run)
+    assert t.seconds("cpu-1t", "add", 4) == 0.123
+    with pytest.raises(ValueError, match="tasks"):
+        t.update_from_run({"nodes": []})
+    sym = SymbolicContext(params)
+    skeys = sym.keygen(rotations=[1, 2])
+    with ember.graph(sym) as h:
+        small_program(sym, skeys)
+    with pytest.raises(ValueError, match="no measured times"):
+        t.update_from_graph(h, "cpu-1t")
+
+
+def test_graph_onto_paper_platform():
+    params = ember.CkksParams(**PARAMS)
+    sym = SymbolicContext(params)
+    keys = sym.keygen(rotations=[1, 2])
+    with ember.graph(sym) as g:
+        small_program(sym, keys)
+    plat = paper(2, 2)
+    costs = default_costs(g, plat)
+    assert costs.source("h100") == "modelled" and costs.source("fpga-u280") == "modelled"
+    pr = problem_of(g, plat, costs)
+    assert len(pr.tasks) == len(g) and pr.p == 5
+    rm = next(n for n in g.nodes if n.op == "rotate_many")
+    assert pr.w[pr.index[rm.id]][3] == pytest.approx(costs.seconds("h100", "rotate_many", rm.level, 2))
+    for algo in ("naive", "heft", "peft"):
+        s = schedule_graph(g, plat, costs, algo)
+        s.validate()
+        assert "gpu0" in s.extra["modelled_devices"]
+        assert s.makespan >= s.cp_min()
+    with pytest.raises(ValueError, match="no device 'cpu-2t'"):
+        problem_of(g, Platform.preset("this:2"), costs)
+
+
+def test_cli_graph_and_schedule(tmp_path):
+    out = tmp_path / "boot.json"
+    cmd = [sys.executable, "-m", "ember", "graph", "boot", "--log-n", "12", "--levels", "2", "--insecure", "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summ = json.loads(r.stdout)
+    assert summ["nodes"] >= 100 and out.exists()
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(out), "--platform", "paper:2,2", "--algo", "all",
+                        "--png", str(tmp_path / "g.png")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert set(res["schedules"]) == {"naive", "heft", "peft"}
+    assert "MODELLED" in res["note"] and "gpu0" in res["modelled_devices"]
+    assert res["schedules"]["heft"]["makespan_s"] < res["schedules"]["naive"]["makespan_s"]
+    assert (tmp_path / "g-heft.png").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "not an ember graph" in r.stderr
