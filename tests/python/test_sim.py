@@ -267,7 +267,37 @@ def test_ember_bootstrap_dfts_are_the_library_linear_transforms():
         assert r.stages["CoeffToSlot"].ops == m.cost.ops and r.stages["CoeffToSlot"].ntt == m.cost.ntt
 
 
-@pytest.mark.skip(reason="waits for the library's bootstrapping (bootstrapping issue): then compare "
-                         "kernels.bootstrap with ember.trace() and its predicted time with the measured one")
-def test_bootstrap_equals_trace():
-    pass
+@pytest.mark.parametrize("log_n", [12, 13])
+def test_bootstrap_equals_trace(log_n):
+    """A real bootstrapping captured as a graph (ember.graph): for every node, the simulator's model of that
+    operation at its operand levels (ember.sim.graph_model) equals the kernel counters the node measured, exactly;
+    so the model summed over the graph equals the trace of everything the evaluator's operations ran. Kernels run
+    outside public Evaluator operations (the linear transforms' hoisted ring-level paths and ModRaise, until the
+    circuits use only public operations: the api issue) are not in the graph: then the comparison with the whole
+    trace is an expected failure that names the gap."""
+    import numpy as np
+    import ember
+    from ember.sim.graph_model import graph_counts, node_counts
+    from ember.sim.kernels import Ring
+    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=2, slots=16, insecure=True)
+    ctx = ember.Context(params)
+    keys = ctx.keygen(bootstrapping=True)
+    x = ctx.encrypt(np.full(16, 0.25), keys.public, level=0)
+    with ember.trace() as t, ember.graph(ctx) as g:
+        ctx.bootstrap(x)
+    ring = Ring.from_params(params._core)
+    keys_ = ("calls", "mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written")
+    for n in g.nodes:
+        c = node_counts(ring, g, n)
+        model = {k: sum(v[k] for v in c.values()) for k in keys_}
+        assert model == {k: n.counts[k] for k in keys_}, (n.id, n.op, n.level, n.params)
+    assert len(g) >= 100
+    model = graph_counts(ring, g)
+    graph_total = g.total_counts()
+    assert model == {k: graph_total[k] for k in keys_}
+    trace = {k: t.totals[k] for k in keys_}
+    if model != trace:
+        missing = 1 - model["mod_mul"] / trace["mod_mul"]
+        pytest.xfail(f"{missing:.0%} of the bootstrapping's modular multiplications run outside public Evaluator "
+                     f"operations (linear transforms, ModRaise): not in the graph until the circuits use only "
+                     f"public operations (api issue); every captured node matches the model exactly")

@@ -1,0 +1,113 @@
+"""The simulator's model of one captured graph node (ember.graph): the kernels the library's Evaluator runs for
+that operation at those operand levels, in the ember accounting, so that summed over a captured graph they equal
+ember.trace() (kernels the library does not trace -- memcpy, memset -- are left out of `traced`).
+
+    counts = node_counts(Ring.from_params(params._core), graph, node)   # {kernel: {calls, mod_mul, ...}}
+
+Mirrors cpp/ckks/evaluator.cpp: operands at different levels are first levelled (adjust_to: restrict to one
+level above the lower, multiply by an integer, rescale), then the operation itself. Constants are taken as real
+(add_const / mul_const of a complex constant encode a vector instead: not modelled, ValueError from
+node_counts only when the caller says so -- the graph does not record the constant).
+"""
+from __future__ import annotations
+
+from .kernels import Ct, EmberModel, Ring
+
+UNTRACED = {"memcpy", "memset", "mod_raise"}
+
+
+def _levels(graph, node) -> list[int]:
+    return [graph.values[v].level for v in node.inputs if graph.values[v].kind == "ciphertext"]
+
+
+def _adjust(m: EmberModel, a: Ct, level: int) -> Ct:
+    """Evaluator::adjust_to from a.q - 1 down to `level`: restrict to level + 2 limbs, mul_const, rescale."""
+    keep = level + 2
+    r = Ct(m.tmp(keep, name="adj.c0"), m.tmp(keep, name="adj.c1"))
+    if a.q > keep:  # drop_to_level copies the kept limbs (at the same level it is the value itself)
+        m.copy(r.c0, range(keep), a.c0, range(keep))
+        m.copy(r.c1, range(keep), a.c1, range(keep))
+    else:
+        m.memcpy(r.c0, a.c0)
+        m.memcpy(r.c1, a.c1)
+    m.mul_const(r.c0, r.c0, keep)
+    m.mul_const(r.c1, r.c1, keep)
+    return m.rescale(r)
+
+
+def _operands(m: EmberModel, levels: list[int]) -> list[Ct]:
+    lo = min(levels)
+    out = []
+    for i, l in enumerate(levels):
+        x = m.ciphertext(l + 1, f"in{i}")
+        out.append(_adjust(m, x, lo) if l > lo else x)
+    return out
+
+
+def node_counts(ring: Ring, graph, node, merged: bool = True, limb_fusion: bool = True) -> dict:
+    """Per-kernel counts of one node (traced kernels only)."""
+    m = EmberModel(ring, merge=merged, limb_fusion=limb_fusion)
+    op = node.op
+    levels = _levels(graph, node)
+    q = node.level + 1
+    if op in ("add", "sub", "mul", "multiply_relin"):
+        a, b = _operands(m, levels)
+        if op in ("add", "sub"):
+            m.add_ct(a, b, op)
+        elif op == "mul":
+            m.mul_ct(a, b, merged=bool(node.params.get("merged", 1)))
+        else:
+            d0, d1, d2 = m._tensor(a, b)
+            digits = m.mod_up_digits(d2)
+            u, v = m.ksk_inner_product(digits, "relin")
+            uu, vv = m.divide_by_dropped(u, 0), m.divide_by_dropped(v, 0)
+            m.add(m.tmp(q), d0, uu)
+            m.add(m.tmp(q), d1, vv)
+    elif op == "negate":
+        a = m.ciphertext(q)
+        m._elementwise("neg", m.tmp(q), list(range(q)), [(a.c0, list(range(q)))])
+        m._elementwise("neg", m.tmp(q), list(range(q)), [(a.c1, list(range(q)))])
+    elif op in ("add_plain", "sub_plain"):
+        m.add_plain(m.ciphertext(q), m.plaintext(q))
+    elif op == "add_const":
+        m.add_const_ct(m.ciphertext(q))
+    elif op == "mul_plain":
+        m.mul_plain(m.ciphertext(q), m.plaintext(q))
+    elif op in ("mul_int", "mul_round"):
+        m.mul_const_ct(m.ciphertext(q))
+    elif op == "mul_const":
+        m.rescale(m.mul_const_ct(m.ciphertext(q)))
+    elif op == "rescale":
+        m.rescale(m.ciphertext(q))
+    elif op == "adjust_to":
+        _adjust(m, m.ciphertext(q), int(node.params["level"]))
+    elif op == "drop_to_level":
+        keep = int(node.params["level"]) + 1
+        a = m.ciphertext(q)
+        m.copy(m.tmp(keep), range(keep), a.c0, range(keep))
+        m.copy(m.tmp(keep), range(keep), a.c1, range(keep))
+    elif op == "linear_combination":
+        keep = int(node.params["level"]) + 1
+        out = Ct(m.tmp(keep, name="lc.c0"), m.tmp(keep, name="lc.c1"))
+        for i, _ in enumerate(levels):
+            x = m.ciphertext(levels[i] + 1, f"x{i}")
+            m.mul_const(out.c0, x.c0, keep, accumulate=True)
+            m.mul_const(out.c1, x.c1, keep, accumulate=True)
+    elif op in ("rotate", "conjugate", "automorphism"):
+        m.rotate(m.ciphertext(q))
+    elif op == "rotate_many":
+        m.rotate_many(m.ciphertext(q), len(node.outputs))
+    else:
+        raise ValueError(f"no simulator model for graph operation {op!r}")
+    m.finish()
+    return {k: v for k, v in m.counts.items() if k not in UNTRACED}
+
+
+def graph_counts(ring: Ring, graph, **kw) -> dict:
+    """Totals (calls, mod_mul, mod_add, ntt, bytes_read, bytes_written) of the model over every node."""
+    tot = {k: 0 for k in ("calls", "mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written")}
+    for n in graph.nodes:
+        for c in node_counts(ring, graph, n, **kw).values():
+            for k in tot:
+                tot[k] += c[k]
+    return tot
