@@ -1,0 +1,159 @@
+"""Regenerates the paper's Tables 1 and 2 (heterogeneous-computing paper 004, Section 4.2) with Ember's own programs,
+and the scheduling-speed figures.
+
+    build/venv/bin/python bench/sched/tables.py [--log-n 16] [--host-costs bench/sched/cpu_n16_2t.json] [--out DIR]
+
+Graphs (captured symbolically: no keys, no arithmetic): one N = 2^16 bootstrapping, one HELR iteration with its
+bootstrapping, and LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
+machine's measured cost table (`ember profile`, 2 threads) when --host-costs is given, else by the simulator's CPU
+model; FPGAs (U280) and GPUs (H100) are MODELLED by the simulator -- no such device was run. Prints JSON lines and
+writes tables.md (markdown) and tables.json to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from ember import sched
+from ember.graph import Graph
+from ember.sched import costs as C
+from ember.sched import programs
+from ember.sched.plan import default_costs, schedule_graph
+from ember.sched.platform import paper
+
+TABLE2 = [(1, 0), (2, 0), (4, 0), (0, 1), (0, 2), (0, 4), (1, 3), (2, 2), (3, 1)]
+
+
+def graphs(log_n: int) -> dict[str, Graph]:
+    out = {"Bootstrapping": programs.boot_graph(log_n=log_n), "LR": programs.helr_graph(log_n=log_n)}
+    try:
+        import ember.apps as apps  # the applications issue (LoLa CNNs)
+        for name, key in (("MNIST", "lola-mnist"), ("Cifar10", "lola-cifar")):
+            build = getattr(apps, "graph_of", None)
+            if build is not None:
+                out[name] = build(key, log_n=log_n)
+    except ModuleNotFoundError:
+        print("# ember.apps not available: LoLa-MNIST / CIFAR graphs skipped (applications issue)", file=sys.stderr)
+    return out
+
+
+def cost_table(g: Graph, host_costs: str | None) -> C.CostTable:
+    t = C.CostTable()
+    if host_costs:
+        t.merge(C.CostTable.load(host_costs))
+    return t
+
+
+def run(args) -> dict:
+    res: dict = {"table1": {}, "table2": {}, "speed": {}, "notes": []}
+    gs = graphs(args.log_n)
+    host = "cpu-2t" if args.host_costs else "cpu"
+    res["notes"].append(f"host CPU timed by {'measured ' + args.host_costs if args.host_costs else 'the simulator CPU model (modelled)'};"
+                        " FPGA = fpga-u280 model, GPU = h100 model: MODELLED")
+    for name, g in gs.items():
+        base = cost_table(g, args.host_costs)
+        # Table 1: 2 FPGA + 2 GPU + host, naive vs HEFT vs PEFT
+        plat = paper(2, 2, host_model=host)
+        costs = default_costs(g, plat, base)
+        row = {}
+        for algo in ("naive", "heft", "peft"):
+            t0 = time.perf_counter()
+            s = schedule_graph(g, plat, costs, algo, seed=args.seed)
+            dt = time.perf_counter() - t0
+            s.validate()
+            row[algo] = {"makespan_ms": s.makespan * 1e3, "schedule_s": dt, "utilisation": s.utilisation(),
+                         "cp_bound_ms": s.cp_min() * 1e3}
+            print(json.dumps({"table": 1, "program": name, "nodes": len(g), "algo": algo, **row[algo]}))
+        res["table1"][name] = row
+        # Table 2: configurations
+        row2 = {}
+        for f, gp in TABLE2:
+            plat = paper(f, gp, host_model=host)
+            costs = default_costs(g, plat, base)
+            best = {}
+            for algo in ("heft", "peft"):
+                s = schedule_graph(g, plat, costs, algo)
+                s.validate()
+                best[algo] = s.makespan * 1e3
+            # lower bounds: the critical path at each node's fastest device, and the total work at each node's
+            # fastest device spread over all devices
+            work_bound = sum(min(costs.node_seconds(n, d.model) for d in plat.devices) for n in g.nodes) / len(plat.devices) * 1e3
+            row2[f"{f}F+{gp}G"] = {**best, "cp_bound_ms": s.cp_min() * 1e3, "work_bound_ms": work_bound,
+                                   "bound_ms": max(s.cp_min() * 1e3, work_bound)}
+            print(json.dumps({"table": 2, "program": name, "config": f"{f}F+{gp}G", **row2[f"{f}F+{gp}G"]}))
+        res["table2"][name] = row2
+    # speed: the N = 2^16 bootstrapping graph, and a 100,000-node graph (random DAG, 2 inputs per task)
+    g = gs["Bootstrapping"]
+    plat = paper(2, 2, host_model=host)
+    costs = default_costs(g, plat, cost_table(g, args.host_costs))
+    for algo in ("heft", "peft"):
+        t0 = time.perf_counter()
+        schedule_graph(g, plat, costs, algo)
+        res["speed"][f"boot_{algo}_s"] = time.perf_counter() - t0
+    rng = random.Random(0)
+    n = 100_000
+    cost = {i: [rng.uniform(1e-3, 2e-2) for _ in range(5)] for i in range(n)}
+    edges = {(u, v): 1.8e6 for v in range(1, n) for u in rng.sample(range(max(0, v - 50), v), min(2, v))}
+    bw = plat.bandwidth
+    for algo in ("heft", "peft"):
+        t0 = time.perf_counter()
+        sched.ALGORITHMS[algo](cost, edges, bw)
+        res["speed"][f"random100k_{algo}_s"] = time.perf_counter() - t0
+    res["speed"]["boot_nodes"] = len(g)
+    print(json.dumps({"speed": res["speed"]}))
+    return res
+
+
+def markdown(res: dict) -> str:
+    progs = list(res["table1"])
+    lines = ["Table 1: makespan (ms) and speedup over naive, 2 FPGA + 2 GPU + host (FPGA/GPU modelled)", "",
+             "| Scheduling | " + " | ".join(progs) + " |", "|---|" + "---|" * len(progs)]
+    for algo in ("naive", "heft", "peft"):
+        cells = []
+        for p in progs:
+            r = res["table1"][p]
+            cells.append(f"{r[algo]['makespan_ms']:.2f} ({r['naive']['makespan_ms'] / r[algo]['makespan_ms']:.2f}x)")
+        lines.append(f"| {algo.upper()} | " + " | ".join(cells) + " |")
+    lines += ["", "Table 2: makespan (ms), HEFT / PEFT, each with the host CPU; bound = max(critical path, work / all devices)", "",
+              "| Design | " + " | ".join(progs) + " |", "|---|" + "---|" * len(progs)]
+    for f, g in TABLE2:
+        k = f"{f}F+{g}G"
+        cells = [f"{res['table2'][p][k]['heft']:.2f} / {res['table2'][p][k]['peft']:.2f} (>= {res['table2'][p][k]['bound_ms']:.2f})"
+                 for p in progs]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    lines += ["", "Scaling (HEFT / PEFT, best of the two; in brackets the most the bound allows):", ""]
+    for p in progs:
+        t = res["table2"][p]
+        for kind, one, two, four in (("FPGA", "1F+0G", "2F+0G", "4F+0G"), ("GPU", "0F+1G", "0F+2G", "0F+4G")):
+            b1 = min(t[one]["heft"], t[one]["peft"])
+            r2 = b1 / min(t[two]["heft"], t[two]["peft"])
+            r4 = b1 / min(t[four]["heft"], t[four]["peft"])
+            lines.append(f"- {p}, {kind}: 1 -> 2: {r2:.2f}x (<= {b1 / t[two]['bound_ms']:.2f}x), "
+                         f"1 -> 4: {r4:.2f}x (<= {b1 / t[four]['bound_ms']:.2f}x)")
+    lines += ["", "Speed: " + json.dumps(res["speed"]), ""] + ["Note: " + n for n in res["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--log-n", type=int, default=16)
+    ap.add_argument("--host-costs", default=None, help="measured CPU cost table (ember profile -o), device cpu-2t")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="directory for tables.md and tables.json")
+    args = ap.parse_args()
+    res = run(args)
+    md = markdown(res)
+    print(md, file=sys.stderr)
+    if args.out:
+        d = Path(args.out)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "tables.md").write_text(md)
+        (d / "tables.json").write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
