@@ -99,7 +99,12 @@ void bind_bootstrap(nb::module_& m) {
                      *p = std::move(key);
                      return;
                  }
-                 if (!k.galois) k.galois = std::make_shared<GaloisKeys>();
+                 if (!k.galois) {
+                     k.galois = std::make_shared<GaloisKeys>();
+                     k.galois->key_id = key->key_id;
+                 } else if (key->key_id != k.galois->key_id) {
+                     throw std::invalid_argument("the Galois key of element " + std::to_string(elt) + " belongs to another key set than the others");
+                 }
                  const std::uint64_t two_n = 2 * ctx->params().n();
                  if (elt % 2 == 0 || elt >= two_n) throw std::invalid_argument("Galois element must be odd and below 2N");
                  k.galois->keys.insert_or_assign(elt, std::move(*key));

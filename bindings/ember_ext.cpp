@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <map>
 #include <mutex>
 
 #include "ckks/evaluator.hpp"
@@ -43,26 +44,59 @@ using bind::OutArray;
 using bind::to_numpy;
 using bind::to_vec;
 
-/// A context with its evaluator and the evaluation keys registered on it.
+/// A context with its evaluator and the evaluation keys registered on it, by key set: every keygen()
+/// or set_eval_keys() adds its keys under their key-set identity, and an operation uses the keys of its
+/// ciphertext's key set, so a later keygen never changes what earlier ciphertexts' operations mean.
+/// Unbound ciphertexts (key_id 0) use the keys registered last; unbound keys serve any ciphertext.
 struct ContextCore {
+    struct EvalKeys {
+        std::shared_ptr<SwitchingKey> relin;
+        std::shared_ptr<GaloisKeys> galois;
+    };
     std::shared_ptr<Context> ctx;
     Evaluator ev;
     mutable std::mutex mu;
-    std::shared_ptr<SwitchingKey> relin;
-    std::shared_ptr<GaloisKeys> galois;
+    std::map<std::uint64_t, EvalKeys> keys;
+    std::uint64_t latest = 0;
 
     ContextCore(CkksParams p, int threads) : ctx(std::make_shared<Context>(std::move(p), threads)), ev(ctx) {}
     explicit ContextCore(std::shared_ptr<Context> c) : ctx(std::move(c)), ev(ctx) {}
 
-    const SwitchingKey& rlk() const {
+    void register_keys(std::shared_ptr<SwitchingKey> relin, std::shared_ptr<GaloisKeys> galois) {
+        if (relin && galois && relin->key_id != galois->key_id)
+            throw std::invalid_argument("set_eval_keys: the relinearization and Galois keys belong to different key sets");
+        if (relin) ctx->check_owned("register keys", *relin, "relinearization key");
+        if (galois)
+            for (const auto& [k, key] : galois->keys) ctx->check_owned("register keys", key, "Galois key");
         std::lock_guard<std::mutex> l(mu);
-        if (!relin) throw std::invalid_argument("cannot multiply: no relinearization key; call keygen() or set_eval_keys()");
-        return *relin;
+        const std::uint64_t id = relin ? relin->key_id : galois ? galois->key_id : latest;
+        EvalKeys& e = keys[id];
+        if (relin) e.relin = std::move(relin);
+        if (galois) e.galois = std::move(galois);
+        latest = id;
     }
-    std::shared_ptr<GaloisKeys> gk() const {
+    // The keys of ct's key set (unbound keys serve any ciphertext; an unbound ciphertext gets the latest).
+    const EvalKeys* find(const Ciphertext& ct) const {
+        const std::uint64_t id = ct.key_id ? ct.key_id : latest;
+        auto it = keys.find(id);
+        if (it == keys.end()) it = keys.find(0);
+        return it == keys.end() ? nullptr : &it->second;
+    }
+    std::shared_ptr<SwitchingKey> rlk(const Ciphertext& ct) const {
         std::lock_guard<std::mutex> l(mu);
-        if (!galois) throw std::invalid_argument("cannot rotate: no Galois keys; call keygen(rotations=[...])");
-        return galois;
+        const EvalKeys* e = find(ct);
+        if (!e || !e->relin)
+            throw std::invalid_argument(keys.empty() ? "cannot multiply: no relinearization key; call keygen() or set_eval_keys()"
+                                                     : "cannot multiply: no relinearization key of this ciphertext's key set is registered; call set_eval_keys() with the keys of the keygen that encrypted it");
+        return e->relin;
+    }
+    std::shared_ptr<GaloisKeys> gk(const Ciphertext& ct) const {
+        std::lock_guard<std::mutex> l(mu);
+        const EvalKeys* e = find(ct);
+        if (!e || !e->galois)
+            throw std::invalid_argument(keys.empty() ? "cannot rotate: no Galois keys; call keygen(rotations=[...])"
+                                                     : "cannot rotate: no Galois keys of this ciphertext's key set are registered; call set_eval_keys() with the keys of the keygen that encrypted it");
+        return e->galois;
     }
 };
 
@@ -110,13 +144,16 @@ NB_MODULE(_ember, m) {
         .def_prop_ro("level", &Ciphertext::level)
         .def_rw("scale", &Ciphertext::scale)
         .def_ro("slots", &Ciphertext::slots)
+        .def_ro("key_id", &Ciphertext::key_id)
         .def_prop_ro("id", [](const Ciphertext& c) { return c.id; });
-    nb::class_<SecretKey>(m, "SecretKey").def("__repr__", [](const SecretKey&) { return "<ember.SecretKey (hidden)>"; });
-    nb::class_<PublicKey>(m, "PublicKey");
+    nb::class_<SecretKey>(m, "SecretKey").def("__repr__", [](const SecretKey&) { return "<ember.SecretKey (hidden)>"; }).def_ro("key_id", &SecretKey::key_id);
+    nb::class_<PublicKey>(m, "PublicKey").def_ro("key_id", &PublicKey::key_id);
     nb::class_<SwitchingKey>(m, "SwitchingKey")
+        .def_ro("key_id", &SwitchingKey::key_id)
         .def_prop_ro("digits", &SwitchingKey::digits)
         .def_prop_ro("seeded", &SwitchingKey::seeded);
     nb::class_<GaloisKeys>(m, "GaloisKeys")
+        .def_ro("key_id", &GaloisKeys::key_id)
         .def_prop_ro("elements", [](const GaloisKeys& g) {
             std::vector<std::uint64_t> v;
             for (auto& [k, _] : g.keys) v.push_back(k);
@@ -140,9 +177,7 @@ NB_MODULE(_ember, m) {
                      nb::gil_scoped_release r;
                      ks = c.ctx->keygen(rotations, conjugation, seeded);
                  }
-                 std::lock_guard<std::mutex> l(c.mu);
-                 c.relin = ks.relin;
-                 c.galois = ks.galois;
+                 c.register_keys(ks.relin, ks.galois);
                  return std::make_tuple(ks.secret, ks.pub, ks.relin, ks.galois);
              },
              "rotations"_a, "conjugation"_a, "seeded"_a)
@@ -151,11 +186,7 @@ NB_MODULE(_ember, m) {
             return c.ctx->gen_galois_keys(sk, rot, conj, seeded);
         })
         .def("set_eval_keys",
-             [](ContextCore& c, std::shared_ptr<SwitchingKey> relin, std::shared_ptr<GaloisKeys> galois) {
-                 std::lock_guard<std::mutex> l(c.mu);
-                 if (relin) c.relin = relin;
-                 if (galois) c.galois = galois;
-             },
+             [](ContextCore& c, std::shared_ptr<SwitchingKey> relin, std::shared_ptr<GaloisKeys> galois) { c.register_keys(std::move(relin), std::move(galois)); },
              "relin"_a.none(), "galois"_a.none())
         .def("encode",
              [](const ContextCore& c, CArray v, double scale, std::size_t level) {
@@ -185,6 +216,7 @@ NB_MODULE(_ember, m) {
         .def("sub", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.sub(a, b); }, RG())
         .def("negate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.negate(a); }, RG())
         .def("add_plain", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.add_plain(a, p); }, RG())
+        .def("sub_plain", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.sub_plain(a, p); }, RG())
         .def("mul_plain", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.mul_plain(a, p); }, RG())
         .def("add_const", [](const ContextCore& c, const Ciphertext& a, cplx k) { return c.ev.add_const(a, k); }, RG())
         .def("mul_const", [](const ContextCore& c, const Ciphertext& a, cplx k) { return c.ev.mul_const(a, k); }, RG())
@@ -198,14 +230,15 @@ NB_MODULE(_ember, m) {
             nb::gil_scoped_release r;
             return c.ev.mul_vector(a, z);
         })
-        .def("mul", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b, bool merged) { return c.ev.mul(a, b, c.rlk(), merged); },
+        .def("mul", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b, bool merged) { return c.ev.mul(a, b, *c.rlk(a), merged); },
              "a"_a, "b"_a, "merged"_a = true, RG())
-        .def("multiply_relin", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.multiply_relin(a, b, c.rlk()); }, RG())
+        .def("mul", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.mul(a, p); }, "a"_a, "p"_a, RG())
+        .def("multiply_relin", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.multiply_relin(a, b, *c.rlk(a)); }, RG())
         .def("rescale", [](const ContextCore& c, const Ciphertext& a) { return c.ev.rescale(a); }, RG())
         .def("drop_to_level", [](const ContextCore& c, const Ciphertext& a, std::size_t l) { return c.ev.drop_to_level(a, l); }, RG())
-        .def("rotate", [](const ContextCore& c, const Ciphertext& a, long k) { return c.ev.rotate(a, k, *c.gk()); }, RG())
-        .def("conjugate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.conjugate(a, *c.gk()); }, RG())
-        .def("rotate_many", [](const ContextCore& c, const Ciphertext& a, std::vector<long> k) { return c.ev.rotate_many(a, k, *c.gk()); }, RG());
+        .def("rotate", [](const ContextCore& c, const Ciphertext& a, long k) { return c.ev.rotate(a, k, *c.gk(a)); }, RG())
+        .def("conjugate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.conjugate(a, *c.gk(a)); }, RG())
+        .def("rotate_many", [](const ContextCore& c, const Ciphertext& a, std::vector<long> k) { return c.ev.rotate_many(a, k, *c.gk(a)); }, RG());
 
     // Serialization: bytes in and out; every failure on untrusted bytes is a ValueError.
     using bind::as_bytes;
@@ -227,12 +260,9 @@ NB_MODULE(_ember, m) {
     bind_bootstrap(m);
     bind_graph(m);
     m.def("context_of", [](const ContextCore& c) { return std::const_pointer_cast<Context>(c.ctx); });
-    m.def("relin_key_of", [](const ContextCore& c) {
-        std::lock_guard<std::mutex> l(c.mu);
-        if (!c.relin) throw std::invalid_argument("no relinearization key; call keygen() or set_eval_keys()");
-        return c.relin;
-    });
-    m.def("galois_keys_of", [](const ContextCore& c) { return c.gk(); });
+    // The evaluation keys of ct's key set (for the circuits).
+    m.def("relin_key_of", [](const ContextCore& c, const Ciphertext& ct) { return c.rlk(ct); });
+    m.def("galois_keys_of", [](const ContextCore& c, const Ciphertext& ct) { return c.gk(ct); });
 
     // Symbolic runs (graph capture without keys or arithmetic): a context on the null backend, placeholders.
     m.def("symbolic_context_core", [](CkksParams p) { return std::make_shared<ContextCore>(make_symbolic_context(std::move(p))); });
@@ -242,9 +272,7 @@ NB_MODULE(_ember, m) {
     m.def("placeholder_eval_keys", [](ContextCore& c, std::vector<long> rotations, bool conjugation) {
         auto relin = placeholder_switching_key(*c.ctx);
         auto galois = placeholder_galois_keys(*c.ctx, rotations, conjugation);
-        std::lock_guard<std::mutex> l(c.mu);
-        c.relin = relin;
-        c.galois = galois;
+        c.register_keys(relin, galois);  // unbound (key_id 0): they serve any placeholder ciphertext
         return std::make_pair(relin, galois);
     });
     nb::class_<Context>(m, "ContextHandle");

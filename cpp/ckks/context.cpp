@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/errors.hpp"
+
 namespace ember {
 
 namespace {
@@ -28,6 +30,46 @@ Context::Context(CkksParams params, int threads, std::shared_ptr<Backend> backen
     for (std::size_t l = U + 1; l <= L; ++l) scales_[l] = std::ldexp(1.0, static_cast<int>(std::lround(std::log2(static_cast<double>(params_.q_primes[l])))));
     partition_ = digit_partition(params_.q_primes.size(), static_cast<std::size_t>(params_.dnum));
 }
+
+void Context::check_owned(const char* op, const char* what, const Poly& p) const {
+    const std::string where = std::string("cannot ") + op;
+    if (p.empty()) fail(where, std::string(what) + " is empty");
+    if (p.ring_ptr() == ring_) return;
+    const RingContext& a = p.ring();
+    const RingContext& b = *ring_;
+    std::string diff;
+    if (a.log_n() != b.log_n()) diff = "log_n " + std::to_string(a.log_n()) + " vs " + std::to_string(b.log_n());
+    else if (a.q_count() != b.q_count()) diff = std::to_string(a.q_count()) + " vs " + std::to_string(b.q_count()) + " primes in Q";
+    else if (a.p_count() != b.p_count()) diff = std::to_string(a.p_count()) + " vs " + std::to_string(b.p_count()) + " special primes";
+    else {
+        for (std::size_t i = 0; diff.empty() && i < a.q_count() + a.p_count(); ++i)
+            if (a.mod(i).q != b.mod(i).q) diff = "prime " + std::to_string(i) + " is " + std::to_string(a.mod(i).q) + " vs " + std::to_string(b.mod(i).q);
+        if (diff.empty()) diff = "the same parameters, another Context object (move it with to_bytes / from_bytes)";
+    }
+    fail(where, std::string(what) + " belongs to another context: " + diff);
+}
+
+void Context::check_owned(const char* op, const Ciphertext& ct) const {
+    check_owned(op, "ciphertext", ct.c0);
+    check_owned(op, "ciphertext", ct.c1);
+}
+
+void Context::check_owned(const char* op, const Plaintext& pt) const { check_owned(op, "plaintext", pt.m); }
+
+void Context::check_owned(const char* op, const SwitchingKey& key, const char* what) const {
+    if (key.b.empty()) fail(std::string("cannot ") + op, std::string(what) + " is empty");
+    check_owned(op, what, key.b[0]);
+}
+
+namespace {
+// A fresh nonzero key-set identity (random: two key generations never share one).
+std::uint64_t fresh_key_id() {
+    const Seed s = fresh_seed();
+    std::uint64_t id = 0;
+    for (int i = 0; i < 8; ++i) id |= static_cast<std::uint64_t>(s[i]) << (8 * i);
+    return id ? id : 1;
+}
+}  // namespace
 
 Poly Context::small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret) const {
     Poly p(ring_, q_limbs, basis, Form::Coeff, secret);
@@ -61,14 +103,17 @@ std::shared_ptr<SecretKey> Context::gen_secret_key() const {
                                       : sample_hamming(prng, params_.n(), static_cast<std::size_t>(params_.hamming_weight));
     auto sk = std::make_shared<SecretKey>();
     sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
+    sk->key_id = fresh_key_id();
     OPENSSL_cleanse(s.data(), s.size() * sizeof(s[0]));
     return sk;
 }
 
 std::shared_ptr<PublicKey> Context::gen_public_key(const SecretKey& sk) const {
     // Over QP, so that encryption can divide its noise by P (see encrypt).
+    check_owned("generate a public key", "secret key", sk.s);
     const std::size_t ql = params_.q_primes.size();
     auto pk = std::make_shared<PublicKey>();
+    pk->key_id = sk.key_id;
     pk->a = expand_uniform(ring_, fresh_seed(), ql, Basis::QP);
     Prng prng(fresh_seed(), 0);
     pk->b = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
@@ -118,9 +163,12 @@ SwitchingKey Context::gen_switching_key(const Poly& s_to, const Poly& s_prime, b
 }
 
 std::shared_ptr<SwitchingKey> Context::gen_relin_key(const SecretKey& sk, bool seeded) const {
+    check_owned("generate a relinearization key", "secret key", sk.s);
     Poly s2(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
     poly_mul(s2, sk.s, sk.s);
-    return std::make_shared<SwitchingKey>(gen_switching_key(sk.s, s2, seeded));
+    auto key = std::make_shared<SwitchingKey>(gen_switching_key(sk.s, s2, seeded));
+    key->key_id = sk.key_id;
+    return key;
 }
 
 std::uint64_t Context::galois_element(long r) const {
@@ -133,7 +181,9 @@ std::uint64_t Context::galois_element(long r) const {
 }
 
 std::shared_ptr<GaloisKeys> Context::gen_galois_keys(const SecretKey& sk, const std::vector<long>& rotations, bool conjugation, bool seeded) const {
+    check_owned("generate Galois keys", "secret key", sk.s);
     auto gk = std::make_shared<GaloisKeys>();
+    gk->key_id = sk.key_id;
     std::vector<std::uint64_t> elts;
     for (long r : rotations) {
         std::uint64_t k = galois_element(r);
@@ -148,7 +198,9 @@ std::shared_ptr<GaloisKeys> Context::gen_galois_keys(const SecretKey& sk, const 
         while (k_inv * k % two_n != 1) k_inv += 2;
         Poly s_inv(ring_, params_.q_primes.size(), Basis::QP, Form::Eval, true);
         poly_automorph(s_inv, sk.s, k_inv);
-        gk->keys.emplace(k, gen_switching_key(s_inv, sk.s, seeded));
+        SwitchingKey key = gen_switching_key(s_inv, sk.s, seeded);
+        key.key_id = sk.key_id;
+        gk->keys.emplace(k, std::move(key));
     }
     return gk;
 }
@@ -163,7 +215,7 @@ KeySet Context::keygen(const std::vector<long>& rotations, bool conjugation, boo
 }
 
 Plaintext Context::encode(std::span<const cplx> z, double scale, std::size_t level) const {
-    if (level > max_level()) throw std::invalid_argument("encode: level " + std::to_string(level) + " above the maximum " + std::to_string(max_level()));
+    if (level > max_level()) fail("cannot encode", "level " + std::to_string(level) + " above the maximum " + std::to_string(max_level()));
     Plaintext pt;
     pt.m = encoder_.encode(ring_, z, scale, level + 1);
     pt.scale = scale;
@@ -171,12 +223,17 @@ Plaintext Context::encode(std::span<const cplx> z, double scale, std::size_t lev
     return pt;
 }
 
-std::vector<cplx> Context::decode(const Plaintext& pt) const { return encoder_.decode(pt.m, pt.scale, pt.slots); }
+std::vector<cplx> Context::decode(const Plaintext& pt) const {
+    check_owned("decode", pt);
+    return encoder_.decode(pt.m, pt.scale, pt.slots);
+}
 
 Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
     // (v b + e0, v a + e1) over Q_l U P, then ModDown: the encryption noise v e + e0 + e1 s is divided by
     // P and only the rounding of the division remains (as Lattigo does), so fresh ciphertexts are as
     // precise as secret-key encryptions.
+    check_owned("encrypt", pt);
+    check_owned("encrypt", "public key", pk.b);
     const std::size_t ql = pt.m.q_limbs();
     Prng prng(fresh_seed(), 0);
     Poly v = small_poly(sample_ternary(prng, params_.n()), ql, Basis::QP, true);
@@ -190,10 +247,13 @@ Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
     poly_add(ct.c0, ct.c0, pt.m);
     ct.scale = pt.scale;
     ct.slots = pt.slots;
+    ct.key_id = pk.key_id;
     return ct;
 }
 
 Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
+    check_owned("encrypt", pt);
+    check_owned("encrypt", "secret key", sk.s);
     const std::size_t ql = pt.m.q_limbs();
     Prng prng(fresh_seed(), 0);
     Ciphertext ct;
@@ -207,11 +267,14 @@ Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
     poly_add(ct.c0, ct.c0, pt.m);
     ct.scale = pt.scale;
     ct.slots = pt.slots;
+    ct.key_id = sk.key_id;
     return ct;
 }
 
 Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const {
-    if (ct.c0.empty() || ct.c1.empty()) throw std::invalid_argument("decrypt: empty ciphertext");
+    check_owned("decrypt", ct);
+    check_owned("decrypt", "secret key", sk.s);
+    if (ct.key_id && sk.key_id && ct.key_id != sk.key_id) fail("cannot decrypt", "the secret key is not the one this ciphertext was encrypted for");
     const std::size_t ql = ct.c0.q_limbs();
     Poly s(ring_, ql, Basis::Q, Form::Eval, true);
     ring_->backend().copy(s.refs(), sk.s.crefs(0, ql));

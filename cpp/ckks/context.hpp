@@ -61,6 +61,15 @@ public:
     Plaintext decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const;
     std::vector<cplx> decrypt(const Ciphertext& ct, const SecretKey& sk) const { return decode(decrypt_to_plaintext(ct, sk)); }
 
+    // Identity checks (every operation makes them; see ckks/ciphertext.hpp).
+    /// Refuses a polynomial of another context (another ring object), naming the difference:
+    /// "cannot <op>: <what> belongs to another context: log_n 13 vs 12". `what`: "ciphertext", "plaintext", ...
+    void check_owned(const char* op, const char* what, const Poly& p) const;
+    /// The same for every part of a ciphertext, a plaintext or a key.
+    void check_owned(const char* op, const Ciphertext& ct) const;
+    void check_owned(const char* op, const Plaintext& pt) const;
+    void check_owned(const char* op, const SwitchingKey& key, const char* what) const;
+
     /// Signed small polynomial (coefficients given) over q_limbs (+P) in evaluation form.
     Poly small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret = false) const;
 

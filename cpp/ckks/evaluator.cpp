@@ -3,37 +3,45 @@
 #include "ckks/op_record.hpp"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "util/errors.hpp"
 
 namespace ember {
 
 namespace {
 
-[[noreturn]] void fail(const char* op, const std::string& why) { throw std::invalid_argument(std::string("cannot ") + op + ": " + why); }
-
-void check_ct(const char* op, const Ciphertext& a) {
-    if (a.c0.empty() || a.c1.empty()) fail(op, "empty ciphertext");
+void check_ct(const Context& ctx, const char* op, const Ciphertext& a) {
+    if (a.c0.empty() || a.c1.empty()) cannot(op, "empty ciphertext");
+    ctx.check_owned(op, a);
 }
 
-void check_pt(const char* op, const Ciphertext& a, const Plaintext& p) {
-    check_ct(op, a);
-    if (p.m.empty()) fail(op, "empty plaintext");
+// The key belongs to this context and to the ciphertext's key set (a key of a later keygen would
+// silently give garbage).
+void check_key(const Context& ctx, const char* op, const Ciphertext& a, const SwitchingKey& key, const char* what) {
+    ctx.check_owned(op, key, what);
+    if (a.key_id && key.key_id && a.key_id != key.key_id)
+        cannot(op, std::string("the ") + what + " belongs to another key set than the ciphertext (made by another keygen)");
+}
+
+// Two ciphertext operands: the same key set (or an unbound one); the result's key set.
+std::uint64_t same_key_set(const char* op, const Ciphertext& a, const Ciphertext& b) {
+    if (a.key_id && b.key_id && a.key_id != b.key_id) cannot(op, "the operands were encrypted under different key sets");
+    return a.key_id ? a.key_id : b.key_id;
+}
+
+void check_pt(const Context& ctx, const char* op, const Ciphertext& a, const Plaintext& p) {
+    check_ct(ctx, op, a);
+    if (p.m.empty()) cannot(op, "empty plaintext");
+    ctx.check_owned(op, p);
     if (p.slots != a.slots)
-        fail(op, "plaintext packs " + std::to_string(p.slots) + " slots, the ciphertext " + std::to_string(a.slots));
+        cannot(op, "plaintext packs " + std::to_string(p.slots) + " slots, the ciphertext " + std::to_string(a.slots));
     if (p.level() != a.level())
-        fail(op, "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a.level()));
+        cannot(op, "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a.level()));
 }
 
 bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
-
-std::string scale_str(double s) {
-    std::ostringstream os;
-    os.precision(6);
-    os << "2^" << std::log2(s);
-    return os.str();
-}
 
 // Residues of a rounded double (possibly above 2^63) for every Q limb of p.
 std::vector<u64> residues_of_double(const Poly& p, double x) {
@@ -41,7 +49,7 @@ std::vector<u64> residues_of_double(const Poly& p, double x) {
     double log_q = 0;
     for (std::size_t i = 0; i < p.limbs(); ++i) log_q += std::log2(static_cast<double>(p.table(i).mod.q));
     if (std::fabs(x) >= 1 && std::log2(std::fabs(x)) >= log_q - 1)
-        fail("multiply or add by a constant", "the constant times its scale is 2^" + std::to_string(std::log2(std::fabs(x))) +
+        cannot("multiply or add by a constant", "the constant times its scale is 2^" + std::to_string(std::log2(std::fabs(x))) +
                                                   ", beyond the modulus bound Q/2 = 2^" + std::to_string(log_q - 1) + " at level " +
                                                   std::to_string(p.limbs() - 1) + "; scale it down or use a higher level");
     std::vector<u64> r(p.limbs());
@@ -61,9 +69,9 @@ struct Evaluator::Operands {
 };
 
 Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const {
-    check_ct(op, a);
-    check_ct(op, b);
-    if (a.slots != b.slots) fail(op, "operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
+    check_ct(*ctx_, op, a);
+    check_ct(*ctx_, op, b);
+    if (a.slots != b.slots) cannot(op, "operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
     Operands r{&a, &b, {}};
     if (a.level() > b.level()) {
         r.adjusted = adjust_to(a, b.level(), b.scale);
@@ -79,7 +87,7 @@ namespace {
 // Sum or difference; scales within 2^-40 of each other are the same scale (the gap is below the noise).
 Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, bool subtract) {
     if (!scales_match(a.scale, b.scale) && std::fabs(a.scale / b.scale - 1) >= 0x1.0p-40)
-        fail(op, "operands have different scales (" + scale_str(a.scale) + " vs " + scale_str(b.scale) + ") at level " + std::to_string(a.level()));
+        cannot(op, "operands have different scales (" + scale_str(a.scale) + " vs " + scale_str(b.scale) + ") at level " + std::to_string(a.level()));
     Ciphertext r;
     if (subtract) {
         poly_sub(r.c0, a.c0, b.c0);
@@ -90,6 +98,7 @@ Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, 
     }
     r.scale = a.scale;
     r.slots = a.slots;
+    r.key_id = same_key_set(op, a, b);
     return r;
 }
 }  // namespace
@@ -109,7 +118,7 @@ Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {
-    check_ct("negate", a);
+    check_ct(*ctx_, "negate", a);
     oprec::Op rec("negate");
     rec.in(a);
     Ciphertext r;
@@ -117,19 +126,21 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
     poly_neg(r.c1, a.c1);
     r.scale = a.scale;
     r.slots = a.slots;
+    r.key_id = a.key_id;
     return rec.out(std::move(r));
 }
 
 namespace {
-Ciphertext add_or_sub_plain(const char* op, const Ciphertext& a0, const Plaintext& p, bool subtract) {
-    check_pt(op, a0, p);
-    if (!scales_match(p.scale, a0.scale)) fail(op, "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
+Ciphertext add_or_sub_plain(const Context& ctx, const char* op, const Ciphertext& a0, const Plaintext& p, bool subtract) {
+    check_pt(ctx, op, a0, p);
+    if (!scales_match(p.scale, a0.scale)) cannot(op, "plaintext scale " + scale_str(p.scale) + " differs from ciphertext scale " + scale_str(a0.scale));
     Ciphertext a;
     if (subtract) poly_sub(a.c0, a0.c0, p.m);
     else poly_add(a.c0, a0.c0, p.m);
     a.c1 = a0.c1;
     a.scale = a0.scale;
     a.slots = a0.slots;
+    a.key_id = a0.key_id;
     return a;
 }
 }  // namespace
@@ -137,24 +148,24 @@ Ciphertext add_or_sub_plain(const char* op, const Ciphertext& a0, const Plaintex
 Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const {
     oprec::Op rec("add_plain");
     rec.in(a).in(p);
-    return rec.out(add_or_sub_plain("add_plain", a, p, false));
+    return rec.out(add_or_sub_plain(*ctx_, "add_plain", a, p, false));
 }
 Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const {
     oprec::Op rec("sub_plain");
     rec.in(a).in(p);
-    return rec.out(add_or_sub_plain("sub_plain", a, p, true));
+    return rec.out(add_or_sub_plain(*ctx_, "sub_plain", a, p, true));
 }
 
 Ciphertext Evaluator::add_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
-    if (v.size() != a.slots) fail("add", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
+    if (v.size() != a.slots) cannot("add", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
     oprec::Op rec("add_vector");
     rec.in(a);
     return rec.out(add_plain(a, ctx_->encode(v, a.scale, a.level())));
 }
 
 Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
-    check_ct("add_const", a0);
-    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("add_const", "constant is not finite");
+    check_ct(*ctx_, "add_const", a0);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) cannot("add_const", "constant is not finite");
     oprec::Op rec("add_const");
     rec.in(a0);
     if (c.imag() == 0) {
@@ -166,6 +177,7 @@ Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
         a.c1 = a0.c1;
         a.scale = a0.scale;
         a.slots = a0.slots;
+        a.key_id = a0.key_id;
         return rec.out(std::move(a));
     }
     std::vector<cplx> v(a0.slots, c);
@@ -173,6 +185,8 @@ Ciphertext Evaluator::add_const(const Ciphertext& a0, cplx c) const {
 }
 
 std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& key) const {
+    ctx_->check_owned("key_switch", "polynomial", c);
+    ctx_->check_owned("key_switch", key, "switching key");
     auto digits = mod_up_digits(c, ctx_->partition());
     Poly u, v;
     ksk_inner_product(digits, key, u, v);
@@ -187,6 +201,7 @@ Ciphertext Evaluator::relinearize(const Poly& d0, const Poly& d1, const Poly& d2
     poly_add(out.c1, d1, v);
     out.scale = scale;
     out.slots = slots;
+    out.key_id = rlk.key_id;
     return rec.out(std::move(out));
 }
 
@@ -208,8 +223,12 @@ Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0,
     oprec::Op rec("multiply_relin");
     rec.in(a0).in(b0);
     Operands o = common_level("mul", a0, b0);
+    const std::uint64_t key_id = same_key_set("mul", a0, b0);
+    check_key(*ctx_, "mul", a0, rlk, "relinearization key");
     Tensor t = tensor(*o.a, *o.b);
-    return rec.out(relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk));
+    Ciphertext r = relinearize(t.d0, t.d1, t.d2, o.a->scale * o.b->scale, o.a->slots, rlk);
+    r.key_id = key_id;
+    return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk, bool merged) const {
@@ -218,7 +237,9 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     Operands o = common_level("mul", a0, b0);
     const Ciphertext& a = *o.a;
     const Ciphertext& b = *o.b;
-    if (a.level() == 0) fail("mul", "no level left to rescale into (operands at level 0)");
+    if (a.level() == 0) cannot("mul", "no level left to rescale into (operands at level 0)");
+    const std::uint64_t key_id = same_key_set("mul", a0, b0);
+    check_key(*ctx_, "mul", a0, rlk, "relinearization key");
     if (!merged) return rec.out(rescale(multiply_relin(a, b, rlk)));
     // MAD's ModDown merge: add P * (d0, d1) into the raised basis and divide once by P q_l.
     Tensor t = tensor(a, b);
@@ -232,11 +253,12 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     out.c1 = divide_by_dropped(v, 1);
     out.scale = a.scale * b.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
     out.slots = a.slots;
+    out.key_id = key_id;
     return rec.out(std::move(out));
 }
 
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_pt("mul_plain", a0, p);
+    check_pt(*ctx_, "mul_plain", a0, p);
     oprec::Op rec("mul_plain");
     rec.in(a0).in(p);
     Ciphertext a;
@@ -244,26 +266,35 @@ Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const 
     poly_mul(a.c1, a0.c1, p.m);
     a.scale = a0.scale * p.scale;
     a.slots = a0.slots;
+    a.key_id = a0.key_id;
     return rec.out(std::move(a));
+}
+
+Ciphertext Evaluator::mul(const Ciphertext& a, const Plaintext& p) const {
+    check_pt(*ctx_, "mul", a, p);
+    if (a.level() == 0) cannot("mul", "no level left to rescale into (ciphertext at level 0)");
+    oprec::Op rec("mul_plain_rescale");
+    rec.in(a).in(p);
+    return rec.out(rescale(mul_plain(a, p)));
 }
 
 double Evaluator::product_target(const Ciphertext& a) const {
     const std::size_t l = a.level();
-    if (l == 0) fail("mul", "no level left to rescale into");
+    if (l == 0) cannot("mul", "no level left to rescale into");
     return a.scale * (ctx_->scale_at(l - 1) / ctx_->scale_at(l));
 }
 
 Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v) const {
-    check_ct("mul", a);
+    check_ct(*ctx_, "mul", a);
     return mul_vector(a, v, product_target(a));
 }
 
 Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v, double target) const {
-    check_ct("mul", a);
-    if (v.size() != a.slots) fail("mul", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
+    check_ct(*ctx_, "mul", a);
+    if (v.size() != a.slots) cannot("mul", "vector of " + std::to_string(v.size()) + " values for a ciphertext of " + std::to_string(a.slots) + " slots");
     const std::size_t l = a.level();
-    if (l == 0) fail("mul", "no level left to rescale into");
-    if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
+    if (l == 0) cannot("mul", "no level left to rescale into");
+    if (!(target > 0) || !std::isfinite(target)) cannot("mul", "target scale must be positive");
     oprec::Op rec("mul_vector");
     rec.in(a);
     const double pscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
@@ -273,7 +304,7 @@ Ciphertext Evaluator::mul_vector(const Ciphertext& a, const std::vector<cplx>& v
 }
 
 Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
-    check_ct("mul", a0);
+    check_ct(*ctx_, "mul", a0);
     oprec::Op rec("mul_int");
     rec.in(a0);
     Ciphertext a;
@@ -281,12 +312,13 @@ Ciphertext Evaluator::mul_int(const Ciphertext& a0, std::int64_t k) const {
     poly_mul_const(a.c1, a0.c1, residues_of(a0.c1, k));
     a.scale = a0.scale;
     a.slots = a0.slots;
+    a.key_id = a0.key_id;
     return rec.out(std::move(a));
 }
 
 Ciphertext Evaluator::mul_round(const Ciphertext& a0, double x) const {
-    check_ct("mul", a0);
-    if (!std::isfinite(x)) fail("mul", "constant is not finite");
+    check_ct(*ctx_, "mul", a0);
+    if (!std::isfinite(x)) cannot("mul", "constant is not finite");
     oprec::Op rec("mul_round");
     rec.in(a0);
     const double k = std::round(x);
@@ -295,13 +327,14 @@ Ciphertext Evaluator::mul_round(const Ciphertext& a0, double x) const {
     poly_mul_const(a.c1, a0.c1, residues_of_double(a0.c1, k));
     a.scale = a0.scale * k;
     a.slots = a0.slots;
+    a.key_id = a0.key_id;
     return rec.out(std::move(a));
 }
 
 Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& xs, const std::vector<double>& ks, std::size_t level,
                                          double scale) const {
-    if (xs.empty()) fail("linear_combination", "no operands");
-    if (xs.size() != ks.size()) fail("linear_combination", std::to_string(xs.size()) + " operands but " + std::to_string(ks.size()) + " constants");
+    if (xs.empty()) cannot("linear_combination", "no operands");
+    if (xs.size() != ks.size()) cannot("linear_combination", std::to_string(xs.size()) + " operands but " + std::to_string(ks.size()) + " constants");
     oprec::Op rec("linear_combination");
     for (const Ciphertext* x : xs)
         if (x) rec.in(*x);
@@ -314,11 +347,12 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& x
     c.reserve(limbs);
     for (std::size_t j = 0; j < xs.size(); ++j) {
         const Ciphertext& x = *xs[j];
-        check_ct("linear_combination", x);
+        check_ct(*ctx_, "linear_combination", x);
         if (x.level() < level)
-            fail("linear_combination", "operand " + std::to_string(j) + " is at level " + std::to_string(x.level()) + ", below " + std::to_string(level));
-        if (x.slots != xs[0]->slots) fail("linear_combination", "operands pack different slot counts");
-        if (!std::isfinite(ks[j])) fail("linear_combination", "constant is not finite");
+            cannot("linear_combination", "operand " + std::to_string(j) + " is at level " + std::to_string(x.level()) + ", below " + std::to_string(level));
+        if (x.slots != xs[0]->slots) cannot("linear_combination", "operands pack different slot counts");
+        r.key_id = same_key_set("linear_combination", r, x);
+        if (!std::isfinite(ks[j])) cannot("linear_combination", "constant is not finite");
         const double k = std::round(ks[j]);
         c.clear();
         for (std::size_t i = 0; i < limbs; ++i) c.emplace_back(Encoder::residue_of(k, r.c0.table(i).mod), r.c0.table(i).mod);
@@ -331,19 +365,19 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& x
 }
 
 Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c) const {
-    check_ct("mul", a);
-    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
+    check_ct(*ctx_, "mul", a);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) cannot("mul", "constant is not finite");
     // an integer is mul_int (recorded as such); any other constant is the rescaled product below
     if (c.imag() == 0 && std::nearbyint(c.real()) == c.real() && std::fabs(c.real()) < 0x1.0p62) return mul_int(a, static_cast<std::int64_t>(c.real()));
     return mul_const(a, c, product_target(a));
 }
 
 Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) const {
-    check_ct("mul", a);
-    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) fail("mul", "constant is not finite");
+    check_ct(*ctx_, "mul", a);
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) cannot("mul", "constant is not finite");
     const std::size_t l = a.level();
-    if (l == 0) fail("mul", "no level left to rescale into");
-    if (!(target > 0) || !std::isfinite(target)) fail("mul", "target scale must be positive");
+    if (l == 0) cannot("mul", "no level left to rescale into");
+    if (!(target > 0) || !std::isfinite(target)) cannot("mul", "target scale must be positive");
     oprec::Op rec("mul_const");
     rec.in(a);
     const double cscale = target * static_cast<double>(ctx_->params().q_primes[l]) / a.scale;
@@ -356,6 +390,7 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) cons
     poly_mul_const(r.c0, a.c0, residues_of_double(a.c0, k));
     poly_mul_const(r.c1, a.c1, residues_of_double(a.c1, k));
     r.slots = a.slots;
+    r.key_id = a.key_id;
     r.scale = a.scale * cscale;
     r = rescale(r);
     r.scale = target;
@@ -363,8 +398,8 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) cons
 }
 
 Ciphertext Evaluator::rescale(const Ciphertext& a) const {
-    check_ct("rescale", a);
-    if (a.level() == 0) fail("rescale", "ciphertext is at level 0");
+    check_ct(*ctx_, "rescale", a);
+    if (a.level() == 0) cannot("rescale", "ciphertext is at level 0");
     oprec::Op rec("rescale");
     rec.in(a);
     Ciphertext r;
@@ -372,12 +407,13 @@ Ciphertext Evaluator::rescale(const Ciphertext& a) const {
     r.c1 = divide_by_dropped(a.c1, 1);
     r.scale = a.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
     r.slots = a.slots;
+    r.key_id = a.key_id;
     return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) const {
-    check_ct("drop_level", a);
-    if (level > a.level()) fail("drop_level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
+    check_ct(*ctx_, "drop_level", a);
+    if (level > a.level()) cannot("drop_level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
     if (level == a.level()) return a;  // nothing dropped: the same value
     oprec::Op rec("drop_to_level");
     rec.in(a).arg("level", static_cast<long long>(level));
@@ -386,21 +422,22 @@ Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) cons
     r.c1 = restrict_to(a.c1, level + 1);
     r.scale = a.scale;
     r.slots = a.slots;
+    r.key_id = a.key_id;
     return rec.out(std::move(r));
 }
 
 Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double scale) const {
-    check_ct("adjust level", a);
-    if (level > a.level()) fail("adjust level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
+    check_ct(*ctx_, "adjust level", a);
+    if (level > a.level()) cannot("adjust level", "target level " + std::to_string(level) + " above the ciphertext's " + std::to_string(a.level()));
     if (level == a.level()) {
-        if (!scales_match(a.scale, scale)) fail("adjust level", "same level but scale " + scale_str(a.scale) + " differs from " + scale_str(scale));
+        if (!scales_match(a.scale, scale)) cannot("adjust level", "same level but scale " + scale_str(a.scale) + " differs from " + scale_str(scale));
         return a;
     }
     oprec::Op rec("adjust_to");
     rec.in(a).arg("level", static_cast<long long>(level));
     Ciphertext r = drop_to_level(a, level + 1);
     const double k = std::round(scale * static_cast<double>(ctx_->params().q_primes[level + 1]) / r.scale);
-    if (k < 1) fail("adjust level", "ciphertext scale " + scale_str(r.scale) + " is too large for target " + scale_str(scale));
+    if (k < 1) cannot("adjust level", "ciphertext scale " + scale_str(r.scale) + " is too large for target " + scale_str(scale));
     poly_mul_const(r.c0, r.c0, residues_of_double(r.c0, k));
     poly_mul_const(r.c1, r.c1, residues_of_double(r.c1, k));
     r.scale *= k;
@@ -409,12 +446,13 @@ Ciphertext Evaluator::adjust_to(const Ciphertext& a, std::size_t level, double s
     return rec.out(std::move(r));
 }
 
-const SwitchingKey& Evaluator::galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const {
+const SwitchingKey& Evaluator::galois_key(const Ciphertext& a, const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const {
     const SwitchingKey* key = gk.find(k);
     if (!key) {
-        if (k == ctx_->conjugation_element()) fail(op, "no conjugation key; generate keys with conjugation=True");
-        fail(op, "no rotation key for " + std::to_string(steps) + " slots; generate keys with rotations=[" + std::to_string(steps) + ", ...]");
+        if (k == ctx_->conjugation_element()) cannot(op, "no conjugation key; generate keys with conjugation=True");
+        cannot(op, "no rotation key for " + std::to_string(steps) + " slots; generate keys with rotations=[" + std::to_string(steps) + ", ...]");
     }
+    check_key(*ctx_, op, a, *key, k == ctx_->conjugation_element() ? "conjugation key" : "rotation key");
     return *key;
 }
 
@@ -432,35 +470,38 @@ Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::v
     poly_automorph(r.c1, divide_by_dropped(v, 0), k);
     r.scale = a.scale;
     r.slots = a.slots;
+    r.key_id = a.key_id;
     return r;
 }
 
 Ciphertext Evaluator::automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const {
-    check_ct("rotate", a);
+    check_ct(*ctx_, "rotate", a);
+    check_key(*ctx_, "rotate", a, key, "Galois key");
     oprec::Op rec("automorphism");
     rec.in(a).arg("galois", static_cast<long long>(k));
     return rec.out(automorphism_from_digits(a, mod_up_digits(a.c1, ctx_->partition()), k, key));
 }
 
 Ciphertext Evaluator::rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const {
-    check_ct("rotate", a);
+    check_ct(*ctx_, "rotate", a);
     const long n = static_cast<long>(a.slots);
     if (((steps % n) + n) % n == 0) return a;
     oprec::Op rec("rotate");
     rec.in(a).arg("steps", steps);
     const std::uint64_t k = ctx_->galois_element(steps);
-    return rec.out(automorphism(a, k, galois_key(gk, k, "rotate", steps)));
+    return rec.out(automorphism(a, k, galois_key(a, gk, k, "rotate", steps)));
 }
 
 Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const {
+    check_ct(*ctx_, "conjugate", a);
     oprec::Op rec("conjugate");
     rec.in(a);
     const std::uint64_t k = ctx_->conjugation_element();
-    return rec.out(automorphism(a, k, galois_key(gk, k, "conjugate", 0)));
+    return rec.out(automorphism(a, k, galois_key(a, gk, k, "conjugate", 0)));
 }
 
 std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const {
-    check_ct("rotate_many", a);
+    check_ct(*ctx_, "rotate_many", a);
     oprec::Op rec("rotate_many");
     rec.in(a);
     const long n = static_cast<long>(a.slots);
@@ -468,7 +509,7 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
     std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
     for (std::size_t i = 0; i < steps.size(); ++i) {
         if (((steps[i] % n) + n) % n == 0) continue;
-        keys[i] = &galois_key(gk, ctx_->galois_element(steps[i]), "rotate_many", steps[i]);
+        keys[i] = &galois_key(a, gk, ctx_->galois_element(steps[i]), "rotate_many", steps[i]);
     }
     // One Decomp + ModUp of c1 for all rotations (Halevi-Shoup hoisting).
     auto digits = mod_up_digits(a.c1, ctx_->partition());

@@ -40,7 +40,11 @@ public:
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk, bool merged) const;
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const { return mul(a, b, rlk, merged_); }
     Ciphertext square(const Ciphertext& a, const SwitchingKey& rlk) const { return mul(a, a, rlk); }
-    /// Plaintext product, not rescaled.
+    /// Plaintext product, rescaled like every mul: level a.level() - 1, scale a.scale * p.scale / q_l
+    /// (canonical when both are). Throws at level 0 and on a plaintext of another level or slot count.
+    Ciphertext mul(const Ciphertext& a, const Plaintext& p) const;
+    /// Plaintext product, not rescaled: same level, scale a.scale * p.scale (for circuits that sum
+    /// several products before one rescale).
     Ciphertext mul_plain(const Ciphertext& a, const Plaintext& p) const;
     /// Product by a vector, rescaled (the vector is encoded so that the result lands on the canonical scale:
     /// on a.scale * scale_at(l - 1) / scale_at(l), which is canonical when a's scale is).
@@ -84,7 +88,7 @@ public:
 
 private:
     Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
-    const SwitchingKey& galois_key(const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
+    const SwitchingKey& galois_key(const Ciphertext& a, const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
     struct Operands;
     Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const;
     std::shared_ptr<const Context> ctx_;

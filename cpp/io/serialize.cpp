@@ -232,6 +232,12 @@ public:
     void finish() const {
         if (remaining() != 0) fail(fn_, std::to_string(remaining()) + " unexpected bytes after the end of the payload");
     }
+    /// The trailing key-set identity, 0 when the payload ends without one (older bytes); then finish().
+    std::uint64_t key_id_and_finish() {
+        const std::uint64_t id = remaining() == 8 ? u64("key_id") : 0;
+        finish();
+        return id;
+    }
     const char* fn() const { return fn_; }
 
 private:
@@ -410,6 +416,7 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct) {
         w.u64(ct.slots);
         write_poly(fn, w, ct.c0, "c0");
         write_poly(fn, w, ct.c1, "c1");
+        w.u64(ct.key_id);
     });
 }
 
@@ -432,13 +439,17 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk) {
     return seal(ctx, SerialType::PublicKey, [&](Writer& w) {
         write_poly(fn, w, pk.b, "b");
         write_poly(fn, w, pk.a, "a");
+        w.u64(pk.key_id);
     });
 }
 
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const SwitchingKey& key) {
     static constexpr const char* fn = "to_bytes(SwitchingKey)";
     check_switching_key(fn, ctx, key);
-    return seal(ctx, SerialType::SwitchingKey, [&](Writer& w) { write_switching_key(fn, w, key); });
+    return seal(ctx, SerialType::SwitchingKey, [&](Writer& w) {
+        write_switching_key(fn, w, key);
+        w.u64(key.key_id);
+    });
 }
 
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk) {
@@ -446,6 +457,7 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk) {
     for (const auto& [k, key] : gk.keys) {
         check_galois_element(fn, ctx, k);
         check_switching_key(fn, ctx, key);
+        if (key.key_id != gk.key_id) fail(fn, "the key of Galois element " + std::to_string(k) + " belongs to another key set than the set");
     }
     return seal(ctx, SerialType::GaloisKeys, [&](Writer& w) {
         w.u32(static_cast<std::uint32_t>(gk.keys.size()));
@@ -453,13 +465,17 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk) {
             w.u64(k);
             write_switching_key(fn, w, key);
         }
+        w.u64(gk.key_id);
     });
 }
 
 std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk) {
     static constexpr const char* fn = "secret_key_to_bytes";
     check_poly_for_write(fn, ctx, sk.s, key_spec(ctx, "s"));
-    return seal(ctx, SerialType::SecretKey, [&](Writer& w) { write_poly(fn, w, sk.s, "s"); });
+    return seal(ctx, SerialType::SecretKey, [&](Writer& w) {
+        write_poly(fn, w, sk.s, "s");
+        w.u64(sk.key_id);
+    });
 }
 
 Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
@@ -475,7 +491,7 @@ Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_
     s1.min_q = s1.max_q = ct.c0.q_limbs();  // c1 has c0's shape
     ct.c1 = read_poly(r, ctx, s1);
     if (ct.c1.form() != ct.c0.form()) fail(fn, "c1.form must equal c0.form");
-    r.finish();
+    ct.key_id = r.key_id_and_finish();
     return ct;
 }
 
@@ -497,14 +513,14 @@ PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t
     PublicKey pk;
     pk.b = read_poly(r, ctx, key_spec(ctx, "b"));
     pk.a = read_poly(r, ctx, key_spec(ctx, "a"));
-    r.finish();
+    pk.key_id = r.key_id_and_finish();
     return pk;
 }
 
 SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
     Reader r = open("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey);
     SwitchingKey key = read_switching_key(r, ctx);
-    r.finish();
+    key.key_id = r.key_id_and_finish();
     return key;
 }
 
@@ -517,13 +533,16 @@ GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8
     GaloisKeys gk;
     std::uint64_t prev = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
+        // (the trailing key_id is no key: stopping at it reads as truncation, not as a bad element)
+        if (r.remaining() <= 8) fail(fn, "payload truncated reading Galois key " + std::to_string(i) + " of " + std::to_string(count));
         const std::uint64_t k = r.u64("Galois element");
         check_galois_element(fn, ctx, k);
         if (i > 0 && k <= prev) fail(fn, "Galois elements must be strictly increasing, got " + std::to_string(k) + " after " + std::to_string(prev));
         prev = k;
         gk.keys.emplace(k, read_switching_key(r, ctx));
     }
-    r.finish();
+    gk.key_id = r.key_id_and_finish();
+    for (auto& [_, key] : gk.keys) key.key_id = gk.key_id;
     return gk;
 }
 
@@ -531,7 +550,7 @@ SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t
     Reader r = open("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey);
     SecretKey sk;
     sk.s = read_poly(r, ctx, key_spec(ctx, "s", /*secret=*/true));
-    r.finish();
+    sk.key_id = r.key_id_and_finish();
     return sk;
 }
 

@@ -16,6 +16,9 @@
 //                 or a_j when not
 //   GaloisKeys    count u32 | count x (Galois element u64 | SwitchingKey payload), elements increasing
 //   SecretKey     s
+// followed, for a ciphertext and every key, by its key-set identity key_id u64 (ckks/keys.hpp), so that
+// operands can be checked across processes (a GaloisKeys payload has one for the set, its SwitchingKey
+// payloads none). Bytes without it (written before it was added) load as unbound (key_id 0).
 //
 // Deserialization treats its input as untrusted: the header, the payload length and the checksum are
 // checked before anything else, then every count and field against the context (limb counts, basis,

@@ -27,6 +27,7 @@ struct SwitchingKey {
     std::vector<Poly> b;
     std::vector<Poly> a;
     std::vector<std::array<std::uint8_t, 32>> seeds;  // empty when not seeded
+    std::uint64_t key_id = 0;  // identity of the key set of s, the secret it switches to (0: unbound)
     bool seeded() const { return !seeds.empty(); }
     std::size_t digits() const { return b.size(); }
 };

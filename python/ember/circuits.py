@@ -49,7 +49,7 @@ class LinearTransform:
     baby_steps = property(lambda self: self._core.baby_steps)
 
     def apply(self, ct: Ciphertext, hoisted: bool = True) -> Ciphertext:
-        gk = _ember.galois_keys_of(self._ctx._core)
+        gk = _ember.galois_keys_of(self._ctx._core, ct._core)
         if hoisted:
             return Ciphertext(self._ctx, self._core.apply(ct._core, gk))
         return Ciphertext(self._ctx, self._core.apply_plain(ct._core, gk))
@@ -74,7 +74,7 @@ def evaluate_chebyshev(ct: Ciphertext, coeffs, interval=(-1.0, 1.0)) -> Cipherte
     if c.ndim != 1 or c.size == 0:
         raise ValueError("evaluate_chebyshev: coeffs must be a non-empty 1-D array")
     return Ciphertext(ctx, _ember.evaluate_chebyshev(_ember.context_of(ctx._core), ct._core, list(c), a, b,
-                                                     _ember.relin_key_of(ctx._core)))
+                                                     _ember.relin_key_of(ctx._core, ct._core)))
 
 
 def evaluate_function(ct: Ciphertext, f: Callable[[np.ndarray], np.ndarray], degree: int, interval=(-1.0, 1.0)) -> Ciphertext:

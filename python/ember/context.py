@@ -105,10 +105,15 @@ class Plaintext(_Serializable):
 
 
 class Ciphertext(_Serializable):
-    """A CKKS ciphertext. Operators: +, -, * with ciphertexts, numbers and numpy vectors; unary -.
+    """A CKKS ciphertext. Operators: +, -, * with ciphertexts, plaintexts, numbers and numpy vectors; unary -.
 
-    Multiplication relinearizes and rescales on its own; operands at different levels are brought to the
-    lower level exactly. Multiplying by an integer consumes no level.
+    `*` means one thing whatever the other operand: the product, rescaled (one level; the result is on the
+    canonical scale when both operands are), relinearized for two ciphertexts; the only exception is a
+    product by an integer, which is exact and consumes no level. Operands at different levels are brought
+    to the lower level exactly. Context.multiply(a, b, rescale=False) gives the product without the rescale.
+
+    A ciphertext knows its context and the key set it was encrypted under (key_id): operations with a
+    ciphertext, plaintext or key of another context or key set raise ValueError.
     """
     _kind = "ciphertext"
     __array_priority__ = 1000  # so that numpy_array * ct calls our __rmul__
@@ -117,6 +122,7 @@ class Ciphertext(_Serializable):
     scale = property(lambda self: self._core.scale)
     slots = property(lambda self: self._core.slots)
     context = property(lambda self: self._ctx)
+    key_id = property(lambda self: self._core.key_id, doc="identity of the key set it was encrypted under (0: unbound)")
 
     def __repr__(self) -> str:
         return f"<ember.Ciphertext slots={self.slots} level={self.level} scale=2^{np.log2(self.scale):.3f}>"
@@ -124,15 +130,10 @@ class Ciphertext(_Serializable):
     def _wrap(self, core) -> "Ciphertext":
         return Ciphertext(self._ctx, core)
 
-    def _check_other(self, other: "Ciphertext"):
-        if other._ctx is not self._ctx:
-            raise ValueError("ciphertexts belong to different contexts")
-
     # arithmetic ---------------------------------------------------------------------------------
     def __add__(self, other):
         c = self._ctx._core
         if isinstance(other, Ciphertext):
-            self._check_other(other)
             return self._wrap(c.add(self._core, other._core))
         if isinstance(other, Plaintext):
             return self._wrap(c.add_plain(self._core, other._core))
@@ -147,12 +148,11 @@ class Ciphertext(_Serializable):
 
     def __sub__(self, other):
         if isinstance(other, Ciphertext):
-            self._check_other(other)
             return self._wrap(self._ctx._core.sub(self._core, other._core))
         if isinstance(other, numbers.Number):
             return self + (-complex(other))
         if isinstance(other, Plaintext):
-            raise TypeError("subtract a plaintext by adding its negation encoded by ctx.encode(-values)")
+            return self._wrap(self._ctx._core.sub_plain(self._core, other._core))
         return self + (-self._ctx._vector(other, self.slots))
 
     def __rsub__(self, other):
@@ -160,13 +160,10 @@ class Ciphertext(_Serializable):
 
     def __mul__(self, other):
         c = self._ctx._core
-        if isinstance(other, Ciphertext):
-            self._check_other(other)
+        if isinstance(other, (Ciphertext, Plaintext)):
             return self._wrap(c.mul(self._core, other._core))
         if isinstance(other, numbers.Number):
             return self._wrap(c.mul_const(self._core, complex(other)))
-        if isinstance(other, Plaintext):
-            return self._wrap(c.mul_plain(self._core, other._core))
         return self._wrap(c.mul_vector(self._core, self._ctx._vector(other, self.slots)))
 
     __rmul__ = __mul__
@@ -216,7 +213,8 @@ class Context:
         self.params = params
         self._core = self._make_core(params, int(threads))
         self._bootstrapper = None
-        self._boot_keys = None
+        self._boot_keys = {}  # key-set identity -> bootstrapping keys (a later keygen adds, never replaces)
+        self._boot_latest = None
         self._boot_lock = threading.Lock()
 
     @staticmethod
@@ -245,7 +243,9 @@ class Context:
     def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True,
                bootstrapping: bool = False) -> KeySet:
         """Secret, public, relinearization and Galois keys (for the given slot rotations and, optionally,
-        conjugation). The evaluation keys are registered on this context. seeded=True keeps only a
+        conjugation). The evaluation keys are registered on this context under their key set: operations
+        on a ciphertext use the keys of the keygen that encrypted it, so a second keygen adds a key set and
+        never changes what existing ciphertexts compute. seeded=True keeps only a
         32-byte seed for the uniform half of each switching key when serialized (MAD key compression).
         bootstrapping=True (parameters from CkksParams.bootstrappable): also exactly the rotation keys
         bootstrapping needs, conjugation, and the sparse-secret encapsulation keys."""
@@ -257,7 +257,7 @@ class Context:
             conjugation = True
         sk, pk, rlk, gk = self._core.keygen(rotations, bool(conjugation), bool(seeded))
         if boot is not None:
-            self._boot_keys = boot.with_keys(sk, rlk, gk, bool(seeded))
+            self._register_boot_keys(boot.with_keys(sk, rlk, gk, bool(seeded)))
         return KeySet(SecretKey(self, sk), PublicKey(self, pk), SwitchingKey(self, rlk), GaloisKeys(self, gk))
 
     # bootstrapping ------------------------------------------------------------------------------
@@ -289,22 +289,41 @@ class Context:
         if iterations not in (1, 2):
             raise ValueError(f"bootstrap: iterations must be 1 or 2, got {iterations!r}")
         boot = self.bootstrapper()
-        if self._boot_keys is None:
-            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
+        keys = self._boot_keys_for(ct)
         if iterations == 2:
-            return Ciphertext(self, boot.bootstrap_iterative(ct._core, self._boot_keys, int(residual_bits)))
-        return Ciphertext(self, boot.bootstrap(ct._core, self._boot_keys))
+            return Ciphertext(self, boot.bootstrap_iterative(ct._core, keys, int(residual_bits)))
+        return Ciphertext(self, boot.bootstrap(ct._core, keys))
+
+    def _register_boot_keys(self, keys):
+        kid = keys.relin.key_id
+        self._boot_keys[kid] = keys
+        self._boot_latest = kid
+
+    def _boot_keys_for(self, ct: "Ciphertext"):
+        """The bootstrapping keys of ct's key set (an unbound ciphertext: the latest; unbound keys: any)."""
+        if not self._boot_keys:
+            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
+        kid = ct._core.key_id or self._boot_latest
+        keys = self._boot_keys.get(kid, self._boot_keys.get(0))
+        if keys is None:
+            raise ValueError("cannot bootstrap: no bootstrapping keys of this ciphertext's key set; call keygen(bootstrapping=True) "
+                             "with the keys that encrypted it, or load_bootstrap_keys()")
+        return keys
+
+    def _latest_boot_keys(self):
+        if not self._boot_keys:
+            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True) or load_bootstrap_keys()")
+        return self._boot_keys[self._boot_latest]
 
     def save_bootstrap_keys(self, directory) -> list[str]:
         """Writes the bootstrapping keys one file per key (relinearization, each Galois key, the two
         encapsulation keys), serializing one key at a time so that no second copy of the set is ever held.
         Seeded keys are written compressed. Returns the file names."""
         import pathlib
-        if self._boot_keys is None:
-            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True) or load_bootstrap_keys()")
+        k = self._latest_boot_keys()
         d = pathlib.Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        handle, k, names = _ember.context_of(self._core), self._boot_keys, []
+        handle, names = _ember.context_of(self._core), []
 
         def write(name: str, data: bytes):
             (d / name).write_bytes(data)
@@ -338,16 +357,15 @@ class Context:
         if (d / "from_sparse.key").is_file():
             k.key_from_bytes(handle, "from_sparse", (d / "from_sparse.key").read_bytes())
             k.to_sparse_from_bytes(handle, [f.read_bytes() for f in sorted(d.glob("to_sparse-*.ct"))])
-        self._boot_keys = k
         self._core.set_eval_keys(k.relin, k.galois)
+        self._register_boot_keys(k)
 
     @property
     def bootstrap_key_info(self) -> dict:
         """Rotation-key count and bytes of the bootstrapping keys (expanded, and compressed by seeds)."""
-        if self._boot_keys is None:
-            raise ValueError("no bootstrapping keys: call keygen(bootstrapping=True)")
-        expanded, compressed = self._boot_keys.bytes
-        return dict(rotation_keys=self._boot_keys.rotation_keys, key_bytes=expanded, key_bytes_compressed=compressed)
+        k = self._latest_boot_keys()
+        expanded, compressed = k.bytes
+        return dict(rotation_keys=k.rotation_keys, key_bytes=expanded, key_bytes_compressed=compressed)
 
     def set_eval_keys(self, relin: Optional[SwitchingKey] = None, galois: Optional[GaloisKeys] = None):
         """Registers evaluation keys (e.g. loaded with from_bytes) used by the ciphertext operators."""
@@ -390,9 +408,17 @@ class Context:
     def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:
         return ct.rotate_many(steps)
 
-    def multiply(self, a: Ciphertext, b: Ciphertext, rescale: bool = True, merged: bool = True) -> Ciphertext:
-        """a * b relinearized; rescaled unless rescale=False. merged=False takes the plain
-        ModDown-then-Rescale path instead of MAD's merged one (same result, for comparison)."""
+    def multiply(self, a: Ciphertext, b, rescale: bool = True, merged: bool = True) -> Ciphertext:
+        """a * b for a ciphertext or plaintext b, relinearized; rescaled unless rescale=False (a * b is
+        multiply(a, b)). merged=False takes the unmerged ModDown-then-Rescale path instead of MAD's merged
+        one (same result, for comparison)."""
+        if not isinstance(a, Ciphertext):
+            raise TypeError("multiply: a must be an ember.Ciphertext")
+        if isinstance(b, Plaintext):
+            core = self._core.mul(a._core, b._core) if rescale else self._core.mul_plain(a._core, b._core)
+            return Ciphertext(self, core)
+        if not isinstance(b, Ciphertext):
+            raise TypeError("multiply: b must be an ember.Ciphertext or ember.Plaintext")
         if rescale:
             return Ciphertext(self, self._core.mul(a._core, b._core, merged))
         return Ciphertext(self, self._core.multiply_relin(a._core, b._core))

@@ -34,9 +34,16 @@ class CkksParams:
         p.secret = _ember.SecretDist.ternary if secret == "ternary" else _ember.SecretDist.hamming
         p.hamming_weight, p.sigma, p.insecure, p.special_mod_bits = hamming_weight, sigma, insecure, special_mod_bits
         p.finalize()
-        self._core = p
+        object.__setattr__(self, "_core", p)
 
     bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
+
+    def __setattr__(self, name, value):
+        # Immutable: a Context copies nothing back, so an assignment after construction would be ignored.
+        raise AttributeError(f"CkksParams is immutable: cannot set {name!r}; make a new set, e.g. CkksParams({name}=..., ...)")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"CkksParams is immutable: cannot delete {name!r}")
 
     @classmethod
     def bootstrappable(cls, log_n: int = 16, levels: int = 9, log_scale: int = 44, slots: Optional[int] = None,
@@ -84,8 +91,8 @@ class CkksParams:
                                             special_bits=int(special_bits), first_mod_bits=int(first_mod_bits),
                                             hamming_weight=int(hamming_weight) if secret == "sparse" else 0)
         self = cls.__new__(cls)
-        self._core = core
-        self.bootstrap_config = cfg
+        object.__setattr__(self, "_core", core)
+        object.__setattr__(self, "bootstrap_config", cfg)
         return self
 
     def __getattr__(self, name):

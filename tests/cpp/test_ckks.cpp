@@ -608,6 +608,51 @@ TEST(CkksMisuse, EvaluatorRejectsInvalidInput) {
     expect_invalid([&] { e.ctx->encode(nan_v); }, {"NaN"});
 }
 
+TEST(CkksMisuse, OperandsOfAnotherContextOrKeySetAreNamed) {
+    // Objects know their context (their ring) and ciphertexts their key set: every operation refuses a
+    // mismatch with a message that says so, and no key of another keygen gives a silent wrong answer.
+    Env& e = env();
+    std::mt19937_64 rng(37);
+    const cvec x = random_slots(2048, rng);
+    const Ciphertext ct = e.enc(x);
+    ASSERT_NE(ct.key_id, 0u);
+    EXPECT_EQ(ct.key_id, e.keys.secret->key_id);
+    EXPECT_EQ(e.keys.relin->key_id, e.keys.secret->key_id);
+    EXPECT_EQ(e.keys.galois->find(e.ctx->galois_element(1))->key_id, e.keys.secret->key_id);
+    // another key set of the same context
+    const KeySet other = e.ctx->keygen({1}, true);
+    ASSERT_NE(other.secret->key_id, e.keys.secret->key_id);
+    expect_invalid([&] { e.ctx->decrypt(ct, *other.secret); }, {"secret key is not the one this ciphertext was encrypted for"});
+    expect_invalid([&] { e.ev->mul(ct, ct, *other.relin); }, {"relinearization key belongs to another key set"});
+    expect_invalid([&] { e.ev->mul(ct, ct, *other.relin, false); }, {"relinearization key belongs to another key set"});
+    expect_invalid([&] { e.ev->multiply_relin(ct, ct, *other.relin); }, {"relinearization key belongs to another key set"});
+    expect_invalid([&] { e.ev->rotate(ct, 1, *other.galois); }, {"rotation key belongs to another key set"});
+    expect_invalid([&] { e.ev->rotate_many(ct, {1}, *other.galois); }, {"rotation key belongs to another key set"});
+    expect_invalid([&] { e.ev->conjugate(ct, *other.galois); }, {"conjugation key belongs to another key set"});
+    const Ciphertext ct_other = e.ctx->encrypt(e.ctx->encode(x), *other.pub);
+    expect_invalid([&] { e.ev->add(ct, ct_other); }, {"different key sets"});
+    expect_invalid([&] { e.ev->mul(ct, ct_other, *e.keys.relin); }, {"different key sets"});
+    // key ids survive the operations
+    EXPECT_EQ(e.ev->mul(ct, ct, *e.keys.relin).key_id, ct.key_id);
+    EXPECT_EQ(e.ev->rotate(ct, 1, *e.keys.galois).key_id, ct.key_id);
+    EXPECT_EQ(e.ev->mul_const(ct, cplx(0.5, 0)).key_id, ct.key_id);
+    EXPECT_EQ(e.ev->rescale(e.ev->mul_plain(ct, e.ctx->encode(x))).key_id, ct.key_id);
+    // another context: log_n 12 vs 11
+    CkksParams pb = test_params(3, 2);
+    pb.log_n = 11;
+    auto cb = std::make_shared<Context>(pb, 1);
+    const KeySet kb = cb->keygen({1}, false);
+    const Ciphertext ct_b = cb->encrypt(cb->encode(random_slots(1024, rng)), *kb.pub);
+    const std::string diff = "belongs to another context: log_n 11 vs " + std::to_string(e.ctx->params().log_n);
+    expect_invalid([&] { e.ctx->decrypt(ct_b, *e.keys.secret); }, {"ciphertext " + diff});
+    expect_invalid([&] { e.ctx->decrypt(ct, *kb.secret); }, {"secret key " + diff});
+    expect_invalid([&] { e.ctx->encrypt(e.ctx->encode(x), *kb.pub); }, {"public key " + diff});
+    expect_invalid([&] { e.ev->add(ct, ct_b); }, {"ciphertext " + diff});
+    expect_invalid([&] { e.ev->mul(ct, ct, *kb.relin); }, {"relinearization key " + diff});
+    expect_invalid([&] { e.ev->rotate(ct, 1, *kb.galois); }, {"rotation key " + diff});
+    expect_invalid([&] { e.ev->add_plain(ct, cb->encode(random_slots(2048 / 2, rng))); }, {"another context"});
+}
+
 TEST(CkksMisuse, PlaintextWithAnotherSlotCountIsRejected) {
     // add() and mul() refuse ciphertexts packing different slot counts; a plaintext packing another slot count is
     // the same mistake (a 16-slot plaintext added to a 2048-slot ciphertext adds the 16 values tiled 128 times; a

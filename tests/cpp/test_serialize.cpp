@@ -235,6 +235,32 @@ TEST(Serialize, CiphertextRoundTrip) {
     EXPECT_LT(max_err(c.decrypt(ciphertext_from_bytes(c, bl), *w.keys.secret), few), 1e-6);
 }
 
+TEST(Serialize, KeySetIdentitySurvivesAndOlderBytesLoadUnbound) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const std::uint64_t id = w.keys.secret->key_id;
+    ASSERT_NE(id, 0u);
+    EXPECT_EQ(ciphertext_from_bytes(c, to_bytes(c, w.ct_x)).key_id, id);
+    EXPECT_EQ(public_key_from_bytes(c, to_bytes(c, *w.keys.pub)).key_id, id);
+    EXPECT_EQ(switching_key_from_bytes(c, to_bytes(c, *w.keys.relin)).key_id, id);
+    const GaloisKeys gk = galois_keys_from_bytes(c, to_bytes(c, *w.keys.galois));
+    EXPECT_EQ(gk.key_id, id);
+    for (const auto& [k, key] : gk.keys) EXPECT_EQ(key.key_id, id) << "element " << k;
+    EXPECT_EQ(secret_key_from_bytes(c, secret_key_to_bytes(c, *w.keys.secret)).key_id, id);
+    // Bytes written before the identity was added (no trailing key_id): the same object, unbound.
+    Bytes old = to_bytes(c, w.ct_x);
+    old.erase(old.end() - kChecksum - 8, old.end() - kChecksum);
+    fix_length_and_reseal(old);
+    const Ciphertext back = ciphertext_from_bytes(c, old);
+    EXPECT_EQ(back.key_id, 0u);
+    expect_poly_identical(w.ct_x.c1, back.c1, "old c1");
+    EXPECT_LT(max_err(c.decrypt(back, *w.keys.secret), w.x), 1e-6);
+    // A Galois key set whose keys disagree on the key set is not written.
+    GaloisKeys mixed = *w.keys.galois;
+    mixed.keys.begin()->second.key_id ^= 1;
+    expect_invalid([&] { to_bytes(c, mixed); }, {"another key set"});
+}
+
 TEST(Serialize, PlaintextRoundTrip) {
     World& w = world();
     const Context& c = *w.ctx;
@@ -336,13 +362,14 @@ TEST(Serialize, SizesReport) {
         std::size_t actual, formula;
     };
     const Row rows[] = {
-        {"Ciphertext (top level)", to_bytes(c, w.ct_x).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false)},
+        // + 8: the trailing key-set identity of ciphertexts and keys
+        {"Ciphertext (top level)", to_bytes(c, w.ct_x).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false) + 8},
         {"Plaintext (top level)", to_bytes(c, c.encode(w.x)).size(), kFrame + 16 + poly_bytes(p, L1, false)},
-        {"PublicKey", to_bytes(c, *w.keys.pub).size(), kFrame + 2 * poly_bytes(p, L1, true)},
-        {"Relin key, seeded", to_bytes(c, *w.keys.relin).size(), kFrame + switching_key_bytes(p, d, true)},
-        {"Relin key, unseeded", to_bytes(c, *w.rlk_unseeded).size(), kFrame + switching_key_bytes(p, d, false)},
-        {"Galois keys (3, seeded)", to_bytes(c, *w.keys.galois).size(), kFrame + 4 + 3 * (8 + switching_key_bytes(p, d, true))},
-        {"SecretKey", secret_key_to_bytes(c, *w.keys.secret).size(), kFrame + poly_bytes(p, L1, true)},
+        {"PublicKey", to_bytes(c, *w.keys.pub).size(), kFrame + 2 * poly_bytes(p, L1, true) + 8},
+        {"Relin key, seeded", to_bytes(c, *w.keys.relin).size(), kFrame + switching_key_bytes(p, d, true) + 8},
+        {"Relin key, unseeded", to_bytes(c, *w.rlk_unseeded).size(), kFrame + switching_key_bytes(p, d, false) + 8},
+        {"Galois keys (3, seeded)", to_bytes(c, *w.keys.galois).size(), kFrame + 4 + 3 * (8 + switching_key_bytes(p, d, true)) + 8},
+        {"SecretKey", secret_key_to_bytes(c, *w.keys.secret).size(), kFrame + poly_bytes(p, L1, true) + 8},
     };
     std::cout << "[sizes] " << p.describe() << "\n";
     for (const Row& r : rows) {

@@ -55,7 +55,7 @@ def run_both(ctx, keys, x, what, level):
         "rotate_many": lambda: a.rotate_many([1, 2, 3, 5]),
         "add": lambda: a + b,
         "add_plain": lambda: a + pt,
-        "mul_plain": lambda: a * pt,
+        "mul_plain": lambda: ctx.multiply(a, pt, rescale=False),
         "rescale": lambda: a.rescale(),
     }
     model_ops = {

@@ -60,7 +60,7 @@ class SymbolicContext(Context):
             conjugation = True
         relin, galois = _ember.placeholder_eval_keys(self._core, rotations, bool(conjugation))
         if boot is not None:
-            self._boot_keys = _ember.placeholder_boot_keys(boot, _ember.context_of(self._core), relin, galois)
+            self._register_boot_keys(_ember.placeholder_boot_keys(boot, _ember.context_of(self._core), relin, galois))
         return KeySet(None, None, SwitchingKey(self, relin), GaloisKeys(self, galois))
 
     def encrypt(self, values, key=None, level: Optional[int] = None) -> Ciphertext:
