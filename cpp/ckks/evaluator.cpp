@@ -273,9 +273,7 @@ Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const 
 Ciphertext Evaluator::mul(const Ciphertext& a, const Plaintext& p) const {
     check_pt(*ctx_, "mul", a, p);
     if (a.level() == 0) cannot("mul", "no level left to rescale into (ciphertext at level 0)");
-    oprec::Op rec("mul_plain_rescale");
-    rec.in(a).in(p);
-    return rec.out(rescale(mul_plain(a, p)));
+    return rescale(mul_plain(a, p));  // recorded as what it is: mul_plain, then rescale
 }
 
 double Evaluator::product_target(const Ciphertext& a) const {

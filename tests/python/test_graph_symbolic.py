@@ -18,7 +18,7 @@ def program(ctx, keys, x, y):
     a = x * y + 0.25 * x - 3 * y + w
     b = a.rotate(1) + a.conjugate()
     r = b.rotate_many([3, -2, 0])
-    c = r[0] * r[1] + (r[2] * ctx.encode(w, level=r[2].level)).rescale()
+    c = r[0] * r[1] + r[2] * ctx.encode(w, level=r[2].level)  # rescaled like every product
     d = ember.evaluate_chebyshev(c, [0.1, 0.5, 0.0, 0.25])
     lt = ember.LinearTransform(ctx, {0: w, 1: w[::-1], -2: np.ones(x.slots)}, level=d.level)
     return lt.apply(d) - 1.5

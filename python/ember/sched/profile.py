@@ -18,7 +18,7 @@ def _ops(ctx, a, b, pt):
     yield "add_plain", lambda: a + pt
     yield "add_const", lambda: a + 0.5
     yield "mul_int", lambda: a * 3
-    yield "mul_plain", lambda: a * pt
+    yield "mul_plain", lambda: ctx.multiply(a, pt, rescale=False)  # a * pt is mul_plain, then rescale
     yield "rotate", lambda: a.rotate(1)
     yield "rotate_many@1", lambda: a.rotate_many([1])
     yield f"rotate_many@{k}", lambda: a.rotate_many(list(range(1, k + 1)))

@@ -142,7 +142,7 @@ def measure(op: str, p: SimParams, threads: int = 2, runs: int = 5, rotations: i
         "HoistedRotate": lambda: a.rotate_many(list(range(1, rotations + 1))),
         "Add": lambda: a + b,
         "PtAdd": lambda: a + pt,
-        "PtMult": lambda: (a * pt).rescale(),
+        "PtMult": lambda: a * pt,  # rescaled like every product
         "Rescale": lambda: a.rescale(),
     }[op]
     from .. import trace
