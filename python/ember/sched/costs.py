@@ -212,7 +212,8 @@ class CostTable:
         simulator's per-operation kernel counts for the library's parameters (`params`: an ember.CkksParams, or a
         graph's meta['params'] dict) on each device's roofline. Marked "modelled"."""
         from ..sim import devices as simdev
-        from ..sim.kernels import EmberModel, Ring
+        from ..sim.graph_model import op_model
+        from ..sim.kernels import Ring
         from ..sim.timing import predict
         ring = _ring_of(params)
         levels = list(range(ring.q_count)) if levels is None else sorted(set(int(x) for x in levels))
@@ -230,9 +231,9 @@ class CostTable:
                 for op, count in _MODEL_OPS:
                     if level == 0 and op in _NEEDS_LEVEL:
                         continue
-                    m = EmberModel(Ring(ring.log_n, ring.q_count, ring.k, ring.dnum), cache_limbs=cache_limbs)
-                    _run_model(m, op, level + 1, count)
-                    m.finish()
+                    arity = count if op == "linear_combination" else 2 if op in ("add", "mul") else 1
+                    m = op_model(Ring(ring.log_n, ring.q_count, ring.k, ring.dnum), op, [level] * arity, level,
+                                 {"level": level - 1 if op == "adjust_to" else level}, count, cache_limbs=cache_limbs)
                     sec = predict(m.cost, prof, m.counts, ring.log_n)["time_ms"] / 1e3
                     key = f"{op}@{count}" if op in COUNTED else op
                     t.set(name, key, level, sec, "modelled", note, {"log_n": ring.log_n, "limbs": ring.q_count,
@@ -256,35 +257,6 @@ _MODEL_OPS = [("add", 1), ("add_plain", 1), ("add_const", 1), ("mul", 1), ("mul_
               ("mul_int", 1), ("rescale", 1), ("adjust_to", 1), ("rotate", 1), ("rotate_many", 1),
               ("rotate_many", COUNTED["rotate_many"]), ("linear_combination", 1),
               ("linear_combination", COUNTED["linear_combination"])]
-
-
-def _run_model(m, op: str, q: int, count: int):
-    a, b = m.ciphertext(q, "a"), m.ciphertext(q, "b")
-    if op == "add":
-        m.add_ct(a, b)
-    elif op == "add_plain":
-        m.add_plain(a, m.plaintext(q))
-    elif op == "add_const":
-        m.add_const_ct(a)
-    elif op == "mul":
-        m.mul_ct(a, b)
-    elif op == "mul_plain":
-        m.mul_plain(a, m.plaintext(q))
-    elif op in ("mul_const", "adjust_to"):
-        m.rescale(m.mul_const_ct(a))
-    elif op == "mul_int":
-        m.mul_const_ct(a)
-    elif op == "rescale":
-        m.rescale(a)
-    elif op == "rotate":
-        m.rotate(a)
-    elif op == "rotate_many":
-        m.rotate_many(a, count, [f"r{i}" for i in range(count)])
-    elif op == "linear_combination":
-        for _ in range(count):
-            m.mul_const_ct(a)
-    else:
-        raise ValueError(f"no model for {op}")
 
 
 class _RingShape:

@@ -44,18 +44,19 @@ def _operands(m: EmberModel, levels: list[int]) -> list[Ct]:
     return out
 
 
-def node_counts(ring: Ring, graph, node, merged: bool = True, limb_fusion: bool = True) -> dict:
-    """Per-kernel counts of one node (traced kernels only)."""
-    m = EmberModel(ring, merge=merged, limb_fusion=limb_fusion)
-    op = node.op
-    levels = _levels(graph, node)
-    q = node.level + 1
+def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | None = None, outputs: int = 1,
+             merged: bool = True, limb_fusion: bool = True, cache_limbs: int = 0) -> EmberModel:
+    """The finished simulator model of one evaluator operation: `levels` of its ciphertext operands, `level` the
+    level it works at, `params` its recorded arguments (ember.graph.Node.params), `outputs` (rotate_many)."""
+    params = params or {}
+    m = EmberModel(ring, cache_limbs=cache_limbs, merge=merged, limb_fusion=limb_fusion)
+    q = level + 1
     if op in ("add", "sub", "mul", "multiply_relin"):
         a, b = _operands(m, levels)
         if op in ("add", "sub"):
             m.add_ct(a, b, op)
         elif op == "mul":
-            m.mul_ct(a, b, merged=bool(node.params.get("merged", 1)))
+            m.mul_ct(a, b, merged=bool(params.get("merged", 1)))
         else:
             d0, d1, d2 = m._tensor(a, b)
             digits = m.mod_up_digits(d2)
@@ -80,26 +81,32 @@ def node_counts(ring: Ring, graph, node, merged: bool = True, limb_fusion: bool 
     elif op == "rescale":
         m.rescale(m.ciphertext(q))
     elif op == "adjust_to":
-        _adjust(m, m.ciphertext(q), int(node.params["level"]))
+        _adjust(m, m.ciphertext(q), int(params.get("level", level - 1)))
     elif op == "drop_to_level":
-        keep = int(node.params["level"]) + 1
+        keep = int(params.get("level", level - 1)) + 1
         a = m.ciphertext(q)
         m.copy(m.tmp(keep), range(keep), a.c0, range(keep))
         m.copy(m.tmp(keep), range(keep), a.c1, range(keep))
     elif op == "linear_combination":
-        keep = int(node.params["level"]) + 1
+        keep = int(params.get("level", level)) + 1
         out = Ct(m.tmp(keep, name="lc.c0"), m.tmp(keep, name="lc.c1"))
-        for i, _ in enumerate(levels):
-            x = m.ciphertext(levels[i] + 1, f"x{i}")
+        for i, l in enumerate(levels):
+            x = m.ciphertext(l + 1, f"x{i}")
             m.mul_const(out.c0, x.c0, keep, accumulate=True)
             m.mul_const(out.c1, x.c1, keep, accumulate=True)
     elif op in ("rotate", "conjugate", "automorphism"):
         m.rotate(m.ciphertext(q))
     elif op == "rotate_many":
-        m.rotate_many(m.ciphertext(q), len(node.outputs))
+        m.rotate_many(m.ciphertext(q), outputs)
     else:
         raise ValueError(f"no simulator model for graph operation {op!r}")
     m.finish()
+    return m
+
+
+def node_counts(ring: Ring, graph, node, merged: bool = True, limb_fusion: bool = True) -> dict:
+    """Per-kernel counts of one captured node (traced kernels only)."""
+    m = op_model(ring, node.op, _levels(graph, node), node.level, node.params, len(node.outputs), merged, limb_fusion)
     return {k: v for k, v in m.counts.items() if k not in UNTRACED}
 
 
