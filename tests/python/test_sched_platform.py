@@ -159,3 +159,31 @@ def test_cli_graph_and_schedule(tmp_path):
     bad.write_text("{}")
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "not an ember graph" in r.stderr
+
+
+def test_cli_program_from_file_and_clear_errors(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text("import numpy as np\n"
+                    "def square_sum(ctx, keys):\n"
+                    "    x = ctx.encrypt(np.zeros(ctx.slots), keys.public)\n"
+                    "    y = x * x\n"
+                    "    return y + y.rotate(1)\n"
+                    "square_sum.rotations = [1]\n")
+    r = subprocess.run([sys.executable, "-m", "ember", "graph", f"{prog}:square_sum", "--log-n", "12", "--levels", "2",
+                        "--insecure"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["op_counts"] == {"mul": 1, "rotate": 1, "add": 1}
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", f"{prog}:nothing", "--log-n", "12", "--insecure"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "no function 'nothing'" in r.stderr
+
+
+def test_dask_platform_measures_bandwidth():
+    p = Platform.preset("dask:3")
+    assert p.names == ["worker0", "worker1", "worker2"] and all(d.model == "cpu-1t" for d in p.devices)
+    bw = p.bandwidth[0][1]
+    assert bw > 1e6 and p.bandwidth[1][0] == bw and p.latency[0][1] >= 0 and "measured" in p.notes[0]
+    q = Platform.preset("dask:2:5e9")
+    assert q.bandwidth == [[0.0, 5e9], [5e9, 0.0]]
+    with pytest.raises(ValueError, match="dask"):
+        Platform.preset("dask:x")

@@ -14,6 +14,13 @@ latency (P x P seconds) and devices (names). Bad input (cycles, unknown tasks, a
 costs, a wrong-shaped matrix) raises ValueError naming the problem.
 
 simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. measured ones).
+
+On graphs (ember.graph): plan.schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
+paper's Fig. 4 system, this machine, K Dask workers) and a CostTable (costs.py: measured by `ember profile`,
+modelled from the simulator, profile-guided). Programs: programs.py (bootstrapping, HELR), FILE.py:FUNCTION on the
+command line, and ember.apps.graph_of(name, log_n=...) -> Graph when the applications package provides it
+(`ember schedule lola-mnist` then works). The command line: cli.py (`ember schedule`, `ember graph`,
+`ember profile`); benchmarks: bench/sched/.
 """
 from .algorithms import ALGORITHMS, heft, naive, optimistic_cost_table, peft, upward_rank
 from .problem import Problem

@@ -32,6 +32,8 @@ def _load_graph(args):
         return PROGRAMS[src](log_n=args.log_n, levels=args.levels, insecure=args.insecure)
     if src.endswith(".json"):
         return load(src)
+    if ".py:" in src:  # FILE.py:FUNCTION, a program(ctx, keys) -> ciphertext, captured symbolically
+        return _program_from_file(src, args)
     try:  # an application program of ember.apps, when that package provides graph builders
         import importlib
         apps = importlib.import_module("ember.apps")
@@ -41,6 +43,26 @@ def _load_graph(args):
     except ModuleNotFoundError:
         pass
     raise SystemExit(f"ember: unknown program or graph {src!r}; give a graph JSON file or one of {', '.join(PROGRAMS)}")
+
+
+def _program_from_file(spec: str, args):
+    import importlib.util
+    import ember
+    from .programs import capture_program
+    path, _, name = spec.rpartition(":")
+    mod_spec = importlib.util.spec_from_file_location("ember_user_program", path)
+    if mod_spec is None:
+        raise ValueError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        raise ValueError(f"{path} has no function {name!r}")
+    params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+    rotations = getattr(fn, "rotations", ())
+    g = capture_program(fn, params, rotations=rotations, bootstrapping=True)
+    g.meta["program"] = spec
+    return g
 
 
 def _costs(args, graph, platform):
@@ -158,7 +180,9 @@ def add_parser(sub) -> None:
         p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
 
     s = sub.add_parser("schedule", help="schedule a program or a graph JSON on a platform (naive, HEFT, PEFT)")
-    s.add_argument("source", help="a graph JSON file or a built-in program: boot, helr")
+    s.add_argument("source", help="a graph JSON file, a built-in program (boot, helr) or FILE.py:FUNCTION, a "
+                                  "program(ctx, keys) -> ciphertext (its optional attribute .rotations lists the "
+                                  "rotation keys it needs) captured symbolically on bootstrappable parameters")
     s.add_argument("--platform", default="paper", help="paper[:F,G], this[:T], dask:K[:BW] or a platform JSON")
     s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "all"])
     s.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); repeatable")
@@ -172,7 +196,7 @@ def add_parser(sub) -> None:
     s.set_defaults(fn=_clear_errors(_schedule))
 
     g = sub.add_parser("graph", help="capture a program's graph (symbolic) or show a graph JSON")
-    g.add_argument("source", help="boot, helr, or 'show'")
+    g.add_argument("source", help="boot, helr, FILE.py:FUNCTION, or 'show'")
     g.add_argument("file", nargs="?", help="show: the graph JSON")
     g.add_argument("-o", "--output", help="save the graph JSON")
     g.add_argument("--png", help="draw the graph (small graphs)")
