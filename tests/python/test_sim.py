@@ -301,3 +301,28 @@ def test_bootstrap_equals_trace(log_n):
         pytest.xfail(f"{missing:.0%} of the bootstrapping's modular multiplications run outside public Evaluator "
                      f"operations (linear transforms, ModRaise): not in the graph until the circuits use only "
                      f"public operations (api issue); every captured node matches the model exactly")
+
+
+def test_sim_boot_library_models_the_captured_bootstrapping():
+    """`ember sim boot --library` models the library's own bootstrapping node by node: its totals equal the
+    counters a real bootstrapping's graph measured (N = 2^12, the parameters of CkksParams.bootstrappable)."""
+    import json
+    import subprocess
+    import sys
+    import numpy as np
+    import ember
+    r = subprocess.run([sys.executable, "-m", "ember", "sim", "boot", "--library", "--log-n", "12", "--device", "h100"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["modelled"] is True and rec["time_ms"] > 0
+    params = ember.CkksParams.bootstrappable(log_n=12, insecure=True)
+    ctx = ember.Context(params)
+    keys = ctx.keygen(bootstrapping=True)
+    x = ctx.encrypt(np.zeros(ctx.slots), keys.public, level=0)
+    with ember.graph(ctx) as g:
+        ctx.bootstrap(x)
+    tot = g.total_counts()
+    assert rec["nodes"] == len(g) and rec["op_counts"] == g.op_counts()
+    for k in ("mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written"):
+        assert rec[k] == tot[k], k
