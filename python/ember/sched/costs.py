@@ -27,10 +27,17 @@ SOURCES = ("measured", "modelled", "profile-guided")
 # operations timed one per kind; the others borrow a kind's figures
 ALIAS = {"sub": "add", "negate": "add", "sub_plain": "add_plain", "add_vector": "add_plain", "mul_round": "mul_int",
          "automorphism": "rotate", "conjugate": "rotate", "multiply_relin": "mul", "relinearize": "mul",
-         "mul_vector": "mul_const", "adjust_to": "mul_const"}
+         "mul_vector": "mul_const", "adjust_to": "mul_const",
+         # the raised basis and ModRaise (public operations of the circuits' double hoisting), when a table
+         # has no figures of their own: the nearest measured kind
+         "mod_down": "rescale", "mod_down_rescale": "rescale", "mod_raise": "rescale", "key_switch": "rotate",
+         "key_switch_digits": "mul_plain"}
 # operations whose cost grows with a count: (op, parameter) -> cost = base + per_item * count, stored as two
 # pseudo-ops "<op>@1" and "<op>@<K>"
-COUNTED = {"rotate_many": 4, "linear_combination": 8}
+COUNTED = {"rotate_many": 4, "linear_combination": 8, "rotate_many_raised": 4, "mul_plain_sum": 8}
+# counted operations without figures of their own: per item, like this kind
+COUNTED_FALLBACK = {"rotate_many": "rotate", "linear_combination": "mul_int", "rotate_many_raised": "rotate_many",
+                    "mul_plain_sum": "mul_plain"}
 
 
 class CostTable:
@@ -76,10 +83,8 @@ class CostTable:
             return max(0.0, one + per * (count - 1))
         key = op if op in ops else ALIAS.get(op)
         if key not in ops:
-            if op == "rotate_many" and "rotate" in ops:  # no hoisting figures: separate rotations
-                return count * _interp(ops["rotate"], level)
-            if op == "linear_combination" and ("mul_int" in ops):  # one multiply-accumulate pass per operand
-                return count * _interp(ops["mul_int"], level)
+            if op in COUNTED_FALLBACK:  # no figures of its own: per item, like the fallback kind
+                return count * self.seconds(device, COUNTED_FALLBACK[op], level, 1)
             if op == "drop_to_level":
                 return 0.0  # keeps a prefix of the limbs: a view, no arithmetic (modelled as free)
             raise ValueError(f"no cost for operation {op!r} on device {device!r} (known: {', '.join(sorted(ops))})")
@@ -87,12 +92,7 @@ class CostTable:
 
     def node_seconds(self, node, device: str) -> float:
         """The cost of a graph node (ember.graph.Node) on a device model."""
-        count = 1
-        if node.op == "rotate_many":
-            count = max(1, len(node.outputs))
-        elif node.op == "linear_combination":
-            count = max(1, len(node.inputs))
-        return self.seconds(device, node.op, node.level, count)
+        return self.seconds(device, node.op, node.level, node_count(node))
 
     # ---- profile-guided ------------------------------------------------------------------------
     def update_from_nodes(self, device: str, records: Iterable[tuple[str, int, float, int]]) -> int:
@@ -130,8 +130,7 @@ class CostTable:
         for n in graph.nodes:
             if n.seconds is None:
                 continue
-            count = len(n.outputs) if n.op == "rotate_many" else len(n.inputs) if n.op == "linear_combination" else 1
-            recs.append((n.op, n.level, n.seconds, count))
+            recs.append((n.op, n.level, n.seconds, node_count(n)))
         if not recs:
             raise ValueError("the graph has no measured times (a symbolic graph?): nothing to learn from")
         return self.update_from_nodes(device, recs)
@@ -229,11 +228,12 @@ class CostTable:
             cache_limbs = int(prof.cache_mb * 2 ** 20 // (ring.n * 8))
             for level in levels:
                 for op, count in _MODEL_OPS:
-                    if level == 0 and op in _NEEDS_LEVEL:
+                    if level == 0 and op in _NEEDS_LEVEL or (op == "mod_raise" and level != 0):
                         continue
-                    arity = count if op == "linear_combination" else 2 if op in ("add", "mul") else 1
+                    arity = count if op in ("linear_combination", "mul_plain_sum") else 2 if op in ("add", "mul") else 1
+                    arg = {"adjust_to": level - 1, "mod_raise": ring.q_count - 1}.get(op, level)
                     m = op_model(Ring(ring.log_n, ring.q_count, ring.k, ring.dnum), op, [level] * arity, level,
-                                 {"level": level - 1 if op == "adjust_to" else level}, count, cache_limbs=cache_limbs)
+                                 {"level": arg}, count, cache_limbs=cache_limbs, raised=(op == "mul_plain_sum"))
                     sec = predict(m.cost, prof, m.counts, ring.log_n)["time_ms"] / 1e3
                     key = f"{op}@{count}" if op in COUNTED else op
                     t.set(name, key, level, sec, "modelled", note, {"log_n": ring.log_n, "limbs": ring.q_count,
@@ -241,6 +241,18 @@ class CostTable:
         return t
 
 
+
+
+def node_count(node) -> int:
+    """The count of a counted operation: rotations of rotate_many(_raised), terms of linear_combination and
+    mul_plain_sum (ciphertext inputs), 1 otherwise."""
+    if node.op in ("rotate_many", "rotate_many_raised"):
+        return max(1, len(node.outputs))
+    if node.op == "linear_combination":
+        return max(1, len(node.inputs))
+    if node.op == "mul_plain_sum":
+        return max(1, len(node.inputs) // 2)
+    return 1
 
 
 def _cpu_profile_path() -> Optional[str]:
@@ -252,11 +264,14 @@ def _cpu_profile_path() -> Optional[str]:
     return None
 
 
-_NEEDS_LEVEL = {"mul", "mul_const", "rescale", "adjust_to"}
+_NEEDS_LEVEL = {"mul", "mul_const", "rescale", "adjust_to", "mod_down_rescale"}
 _MODEL_OPS = [("add", 1), ("add_plain", 1), ("add_const", 1), ("mul", 1), ("mul_plain", 1), ("mul_const", 1),
               ("mul_int", 1), ("rescale", 1), ("adjust_to", 1), ("rotate", 1), ("rotate_many", 1),
               ("rotate_many", COUNTED["rotate_many"]), ("linear_combination", 1),
-              ("linear_combination", COUNTED["linear_combination"])]
+              ("linear_combination", COUNTED["linear_combination"]), ("key_switch", 1), ("mod_down", 1),
+              ("mod_down_rescale", 1), ("mod_raise", 1), ("rotate_many_raised", 1),
+              ("rotate_many_raised", COUNTED["rotate_many_raised"]), ("mul_plain_sum", 1),
+              ("mul_plain_sum", COUNTED["mul_plain_sum"])]
 
 
 class _RingShape:

@@ -6,7 +6,7 @@ import math
 from typing import Optional
 
 from .algorithms import ALGORITHMS
-from .costs import CostTable
+from .costs import CostTable, node_count
 from .platform import Platform
 from .problem import Problem
 from .schedule import Schedule
@@ -25,7 +25,7 @@ def problem_of(graph, platform: Platform, costs: CostTable) -> Problem:
     cache: dict[tuple, float] = {}
     cost = {}
     for n in graph.nodes:
-        count = len(n.outputs) if n.op == "rotate_many" else len(n.inputs) if n.op == "linear_combination" else 1
+        count = node_count(n)
         row = []
         for m in models:
             k = (m, n.op, n.level, count)
