@@ -187,3 +187,22 @@ def test_dask_platform_measures_bandwidth():
     assert q.bandwidth == [[0.0, 5e9], [5e9, 0.0]]
     with pytest.raises(ValueError, match="dask"):
         Platform.preset("dask:x")
+
+
+def test_cli_profile_guided_prediction_equals_the_run(tmp_path):
+    """--profile-from a live graph: every (op, level) of this program occurs once, so on one CPU device the
+    profile-guided prediction is exactly the run's summed node times."""
+    ctx = ember.Context(ember.CkksParams(**PARAMS))
+    keys = ctx.keygen(rotations=[1])
+    x = ctx.encrypt(np.full(ctx.slots, 0.5), keys.public)
+    with ember.graph(ctx) as g:
+        (x * x + x).rotate(1) * 0.5
+    assert len({(n.op, n.level) for n in g.nodes}) == len(g)
+    path = tmp_path / "live.json"
+    g.save(path)
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(path), "--platform", "this:1", "--profile-from",
+                        str(path), "--profile-device", "cpu-1t"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["cost_sources"] == {"cpu-1t": "profile-guided"} and res["note"] == "measured costs"
+    assert res["schedules"]["heft"]["makespan_s"] == pytest.approx(sum(n.seconds for n in g.nodes), rel=1e-9)

@@ -75,7 +75,6 @@ def _costs(args, graph, platform):
         with open(args.profile_from) as f:
             run = json.load(f)
         model = args.profile_device or platform.devices[0].model
-        default_costs(graph, platform, table)
         n = table.update_from_run(run, model)
         print(f"profile-guided: {n} (op, level) entries of {model} updated from {args.profile_from}", file=sys.stderr)
     return default_costs(graph, platform, table)
@@ -167,7 +166,7 @@ def _clear_errors(fn):
     def run(args) -> int:
         try:
             return fn(args)
-        except ValueError as e:
+        except (ValueError, FileNotFoundError) as e:
             print(f"ember {args.cmd}: error: {e}", file=sys.stderr)
             return 2
     return run

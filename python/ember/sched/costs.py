@@ -219,7 +219,11 @@ class CostTable:
         t = cls()
         for name in devices:
             if name == "cpu":  # this CPU's calibrated kernel rates (ember sim calibrate), modelled per kernel
-                prof = simdev.load("cpu", cpu_profile or _cpu_profile_path())
+                try:
+                    prof = simdev.load("cpu", cpu_profile or _cpu_profile_path())
+                except FileNotFoundError as e:
+                    raise ValueError(f"no timing for the CPU: measure it with `ember profile` (a cpu-<T>t table) or "
+                                     f"calibrate the simulator's CPU model ({e})") from None
             elif name in simdev.BUILTIN:
                 prof = simdev.BUILTIN[name]
             else:
