@@ -201,3 +201,18 @@ def test_bootstrapping_is_many_operations():
     assert {"mul", "rescale", "conjugate"} <= set(g.op_counts())
     assert max(n.level for n in g.nodes) > ctx.user_level  # it runs on the bootstrapping levels
     assert np.abs(ctx.decrypt(y, keys.secret)[:16] - 0.25).max() < 1e-3  # capture does not change the result
+
+
+def test_draw_small_graph(small, tmp_path):
+    ctx, keys, x, y = small
+    with ember.graph() as g:
+        (x * y + x).rotate(1)
+    g.draw(tmp_path / "g.png")
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    big = Graph()
+    v = big.add_value("ciphertext", 1, 1.0, 8, 1)
+    for _ in range(5):
+        w = big.add_value("ciphertext", 1, 1.0, 8, 1)
+        big.add_node("add", [v], [w])
+    with pytest.raises(ValueError, match="small graphs"):
+        big.draw(tmp_path / "big.png", max_nodes=3)

@@ -207,6 +207,11 @@ class Graph:
             d["critical_path_seconds"] = self.critical_path()[0]
         return d
 
+    def draw(self, path, max_nodes: int = 400) -> None:
+        """A PNG of the graph (small graphs; matplotlib)."""
+        from .draw import draw_graph
+        draw_graph(self, path, max_nodes)
+
     # comparison --------------------------------------------------------------------------------
     def structure(self) -> dict:
         """The graph without measurements (counts, seconds) and without meta: what live and symbolic capture of

@@ -129,8 +129,7 @@ def _graph(args) -> int:
     print(json.dumps(summ))
     _table(f"ember graph: {len(g)} nodes ({g.meta.get('mode')})", ["op", "count"], [[k, v] for k, v in g.op_counts().items()])
     if args.png:
-        from .draw import draw_graph
-        draw_graph(g, args.png)
+        g.draw(args.png)
     return 0
 
 
