@@ -21,6 +21,13 @@ modelled from the simulator, profile-guided). Programs: programs.py (bootstrappi
 command line, and ember.apps.graph_of(name, log_n=...) -> Graph when the applications package provides it
 (`ember schedule lola-mnist` then works). The command line: cli.py (`ember schedule`, `ember graph`,
 `ember profile`); benchmarks: bench/sched/.
+
+Profile-guided costs (`ember schedule --profile-from RUN.json`, CostTable.update_from_run): RUN.json is either a
+live graph JSON (ember.graph; its nodes' measured seconds, with --profile-device naming the cost-table device) or
+{"tasks": [{"op": "mul", "level": 12, "seconds": 0.031, "device": "cpu-1t", "count": 1}, ...]}: per executed
+node its operation kind, level, measured seconds, the cost-table device model it ran on, and for rotate_many /
+linear_combination / mul_plain_sum the count (rotations, terms). The median per (device, op, level) replaces the
+table's entry and the device is marked profile-guided.
 """
 from .algorithms import ALGORITHMS, heft, naive, optimistic_cost_table, peft, upward_rank
 from .problem import Problem
