@@ -150,7 +150,7 @@ class CostTable:
         for i, t in enumerate(tasks):
             if not isinstance(t, dict) or not {"op", "level", "seconds"} <= set(t):
                 raise ValueError(f"run task #{i} lacks op, level or seconds")
-            dev = t.get("device_model") or device or t.get("device")
+            dev = t.get("device_model") or t.get("device") or device
             if dev is None:
                 raise ValueError(f"run task #{i} has no device; pass device=")
             by_dev.setdefault(str(dev), []).append((t["op"], int(t["level"]), float(t["seconds"]), int(t.get("count", 1))))
