@@ -113,24 +113,29 @@ void bind_bootstrap(nb::module_& m) {
         .def("to_sparse_to_bytes",
              [](const BootstrapKeys& k, const std::shared_ptr<Context>& ctx) {
                  std::vector<nb::bytes> out;
-                 for (const auto& [b, a] : k.to_sparse) {
-                     Ciphertext c{b, a, 1.0, ctx->slots()};
-                     out.push_back(bind::as_bytes(to_bytes(*ctx, c)));
-                 }
+                 if (k.to_sparse)
+                     for (const auto& [b, a] : k.to_sparse->parts) {
+                         Ciphertext c{b, a, 1.0, ctx->slots()};
+                         c.key_id = k.to_sparse->key_id;
+                         out.push_back(bind::as_bytes(to_bytes(*ctx, c)));
+                     }
                  return out;
              },
              "ctx"_a)
         .def("to_sparse_from_bytes",
-             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::vector<nb::bytes>& parts) {
-                 std::vector<std::pair<Poly, Poly>> v;
+             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::vector<nb::bytes>& parts, int digit_bits) {
+                 auto key = std::make_shared<DigitSwitchingKey>();
+                 key->digit_bits = digit_bits;
                  for (const auto& p : parts) {
                      Ciphertext c = ciphertext_from_bytes(*ctx, bind::span_of(p));
                      if (c.level() != 0) throw std::invalid_argument("encapsulation key parts must be at level 0");
-                     v.emplace_back(std::move(c.c0), std::move(c.c1));
+                     if (key->parts.empty()) key->key_id = c.key_id;
+                     else if (c.key_id != key->key_id) throw std::invalid_argument("encapsulation key parts belong to different key sets");
+                     key->parts.emplace_back(std::move(c.c0), std::move(c.c1));
                  }
-                 k.to_sparse = std::move(v);
+                 k.to_sparse = std::move(key);
              },
-             "ctx"_a, "parts"_a)
+             "ctx"_a, "parts"_a, "digit_bits"_a)
         .def_prop_ro("relin", [](const BootstrapKeys& k) { return k.relin; })
         .def_prop_ro("galois", [](const BootstrapKeys& k) { return k.galois; })
         .def_prop_ro("rotation_keys", [](const BootstrapKeys& k) { return k.galois ? k.galois->keys.size() : 0; })
@@ -146,10 +151,11 @@ void bind_bootstrap(nb::module_& m) {
             if (k.galois)
                 for (const auto& [_, s] : k.galois->keys) add(s);
             if (k.from_sparse) add(*k.from_sparse);
-            for (const auto& [b, a] : k.to_sparse) {
-                e += 8 * (b.limbs() + a.limbs()) * b.n();
-                c += 8 * (b.limbs() + a.limbs()) * b.n();
-            }
+            if (k.to_sparse)
+                for (const auto& [b, a] : k.to_sparse->parts) {
+                    e += 8 * (b.limbs() + a.limbs()) * b.n();
+                    c += 8 * (b.limbs() + a.limbs()) * b.n();
+                }
             return std::make_pair(e, c);
         });
 

@@ -28,8 +28,8 @@ void bind_circuits(nb::module_& m) {
         .def_prop_ro("baby_steps", &LinearTransform::baby_steps)
         .def_prop_ro("level", &LinearTransform::level)
         .def_prop_ro("slots", &LinearTransform::slots)
-        .def("apply", &LinearTransform::apply, RG())
-        .def("apply_plain", &LinearTransform::apply_plain, RG());
+        .def("apply", [](const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) { return lt.apply(ct, gk); }, RG())
+        .def("apply_reference", [](const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) { return lt.apply_reference(ct, gk); }, RG());
 
     m.def("evaluate_chebyshev",
           [](std::shared_ptr<Context> ctx, const Ciphertext& x, std::vector<double> coeffs, double a, double b, const SwitchingKey& rlk) {

@@ -55,11 +55,8 @@ public:
     virtual void mul(Limbs out, ConstLimbs a, ConstLimbs b) = 0;
     /// out += a * b
     virtual void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) = 0;
-    /// out[limb] = sum_t a[t][limb] * b[t][limb], reduced once (KSKInnerProd). With perm_a, the a terms are
-    /// read through the automorphism permutation, a[t][limb][perm_a[i]] (hoisted rotations: the rotated
-    /// digits are never written out, MAD's per-limb fusion).
-    virtual void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b,
-                     const std::uint32_t* perm_a = nullptr) = 0;
+    /// out[limb] = sum_t a[t][limb] * b[t][limb], reduced once (KSKInnerProd).
+    virtual void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) = 0;
     /// out = a * c[limb]  (accumulate: out += a * c[limb])
     virtual void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) = 0;
     /// out = a + c[limb] on every coefficient

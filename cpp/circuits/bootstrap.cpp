@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <openssl/crypto.h>
+#include "util/errors.hpp"
 
 #include "circuits/dft.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-[[noreturn]] void bad(const std::string& why) { throw std::invalid_argument("bootstrapping: " + why); }
+[[noreturn]] void bad(const std::string& why) { fail("bootstrapping", why); }
 
 // s_B = sin(2 pi B / 2^R): the largest |sine| a message coefficient |c| <= B produces (the sine must stay
 // monotone there: 2 pi B / 2^R < pi / 2).
@@ -132,7 +132,6 @@ std::vector<std::pair<double, double>> plan_scales(const Context& c, const std::
     return r;
 }
 
-std::size_t bv_digits(u64 q0, int digit_bits) { return (static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(q0)))) + 1 + digit_bits - 1) / digit_bits + 1; }
 
 }  // namespace
 
@@ -322,107 +321,39 @@ BootstrapKeys Bootstrapper::gen_keys(const SecretKey& sk, bool seeded) const {
 }
 
 void Bootstrapper::gen_encapsulation_keys(const SecretKey& sk, BootstrapKeys& k, bool seeded) const {
+    if (cfg_.ephemeral_weight <= 0) return;
     const Context& c = *ctx_;
-    if (cfg_.ephemeral_weight > 0) {
-        const std::size_t N = c.params().n();
-        if (static_cast<std::size_t>(cfg_.ephemeral_weight) > N) bad("ephemeral_weight exceeds N");
-        Prng prng(fresh_seed(), 0);
-        std::vector<std::int64_t> sv = sample_hamming(prng, N, static_cast<std::size_t>(cfg_.ephemeral_weight));
-        Poly sp = c.small_poly(sv, c.params().q_primes.size(), Basis::QP, /*secret=*/true);
-        Poly sp0 = c.small_poly(sv, 1, Basis::Q, /*secret=*/true);
-        OPENSSL_cleanse(sv.data(), sv.size() * sizeof(sv[0]));
-        // s' -> s: an ordinary hybrid key under the dense secret.
-        k.from_sparse = std::make_shared<SwitchingKey>(c.gen_switching_key(sk.s, sp, seeded));
-        // s -> s': BV digits over q0: b_i = -a_i s' + e_i + B^i s.
-        Poly s0(c.ring(), 1, Basis::Q, Form::Eval, /*secret=*/true);
-        c.ring()->backend().copy(s0.refs(), sk.s.crefs(0, 1));
-        const Modulus& q0 = c.ring()->mod(0);
-        const std::size_t D = bv_digits(q0.q, cfg_.encaps_digit_bits);
-        u64 pow = 1;
-        const u64 B = (u64(1) << cfg_.encaps_digit_bits) % q0.q;
-        for (std::size_t i = 0; i < D; ++i) {
-            Poly a = expand_uniform(c.ring(), fresh_seed(), 1, Basis::Q);
-            Poly b = c.small_poly(sample_gaussian(prng, N, c.params().sigma), 1, Basis::Q);
-            Poly as;
-            poly_mul(as, a, sp0);
-            poly_sub(b, b, as);
-            poly_mul_const(as, s0, std::vector<u64>{pow});
-            poly_add(b, b, as);
-            k.to_sparse.emplace_back(std::move(b), std::move(a));
-            pow = q0.mul(pow, B);
-        }
-    }
+    if (static_cast<std::size_t>(cfg_.ephemeral_weight) > c.params().n()) bad("ephemeral_weight exceeds N");
+    // All from the key generator: the ephemeral sparse secret s', the BV key s -> s' over q0 and the
+    // hybrid key s' -> s over QP under the dense secret (the HE-standard bound applies to it as to every key).
+    const auto sparse = c.gen_sparse_secret_key(static_cast<std::size_t>(cfg_.ephemeral_weight));
+    k.from_sparse = c.gen_switching_key(*sparse, sk, seeded);
+    k.to_sparse = c.gen_digit_switching_key(sk, *sparse, cfg_.encaps_digit_bits);
 }
 
 Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct, const BootstrapKeys& keys, double& delta0) const {
     if (ct.c0.empty()) bad("empty ciphertext");
     if (ct.slots != n_) bad("the ciphertext packs " + std::to_string(ct.slots) + " slots, the bootstrapper " + std::to_string(n_));
     const Context& c = *ctx_;
-    const RingContext& ring = *c.ring();
     const double q0 = static_cast<double>(c.params().q_primes[0]);
     Ciphertext x = ev_.drop_to_level(ct, 0);
     // Message ratio: the integer that brings the scale to q0 / 2^R.
     const double k = std::round(q0 / (std::ldexp(1.0, cfg_.message_ratio_bits) * x.scale));
-    if (k < 1) bad("the input scale 2^" + std::to_string(std::log2(x.scale)) + " is above q0 / 2^" + std::to_string(cfg_.message_ratio_bits));
+    if (k < 1) bad("the input scale " + scale_str(x.scale) + " is above q0 / 2^" + std::to_string(cfg_.message_ratio_bits));
     if (k > 1) x = ev_.mul_round(x, k);
     delta0 = x.scale;
-
-    Poly c0 = x.c0, c1 = x.c1;
-    if (cfg_.ephemeral_weight > 0) {
-        if (keys.to_sparse.empty() || !keys.from_sparse) bad("no encapsulation keys; generate them with Bootstrapper::gen_keys");
-        // BV key switch s -> s' over q0: balanced digits of c1 in base B.
-        poly_to_coeff(c1);
-        const Modulus& m = ring.mod(0);
-        const int w = cfg_.encaps_digit_bits;
-        const std::int64_t B = std::int64_t(1) << w, half = B / 2;
-        const std::size_t N = ring.n(), D = keys.to_sparse.size();
-        std::vector<std::int64_t> rest(N);
-        for (std::size_t i = 0; i < N; ++i) {
-            const u64 v = c1.limb(0)[i];
-            rest[i] = v > m.q / 2 ? static_cast<std::int64_t>(v) - static_cast<std::int64_t>(m.q) : static_cast<std::int64_t>(v);
-        }
-        Poly v(c.ring(), 1, Basis::Q, Form::Eval);
-        for (std::size_t d = 0; d < D; ++d) {
-            Poly digit(c.ring(), 1, Basis::Q, Form::Coeff);
-            for (std::size_t i = 0; i < N; ++i) {
-                std::int64_t r = ((rest[i] % B) + B) % B;
-                if (r >= half) r -= B;
-                rest[i] = (rest[i] - r) / B;
-                digit.limb(0)[i] = m.from_signed(r);
-            }
-            poly_to_eval(digit);
-            poly_mul_add(c0, digit, keys.to_sparse[d].first);
-            poly_mul_add(v, digit, keys.to_sparse[d].second);
-        }
-        for (std::size_t i = 0; i < N; ++i)
-            if (rest[i] != 0) bad("internal: BV decomposition did not terminate");
-        c1 = std::move(v);
+    const bool encaps = cfg_.ephemeral_weight > 0;
+    if (encaps) {
+        if (!keys.to_sparse || keys.to_sparse->parts.empty() || !keys.from_sparse) bad("no encapsulation keys; generate them with Bootstrapper::gen_keys");
+        if (keys.to_sparse->digit_bits != cfg_.encaps_digit_bits)
+            bad("the encapsulation key has digits of " + std::to_string(keys.to_sparse->digit_bits) + " bits, the configuration " + std::to_string(cfg_.encaps_digit_bits));
+        x = ev_.key_switch(x, *keys.to_sparse);  // s -> s' over q0
     }
-    // ModRaise: the centered lift of each coefficient mod q0 to every prime of Q.
-    auto raise = [&](Poly p) {
-        if (p.form() != Form::Coeff) poly_to_coeff(p);
-        Poly r = Poly::uninitialized(c.ring(), top_ + 1, Basis::Q, Form::Coeff);
-        ring.backend().copy(r.refs(0, 1), p.crefs());
-        std::vector<std::uint32_t> from{0}, to;
-        for (std::size_t i = 1; i <= top_; ++i) to.push_back(static_cast<std::uint32_t>(i));
-        std::vector<u64*> out;
-        for (std::size_t i = 1; i <= top_; ++i) out.push_back(r.limb(i));
-        const u64* in[] = {p.limb(0)};
-        ring.backend().base_convert(ring.converter(from, to), in, out, ring.n(), /*centered=*/true);
-        poly_to_eval(r);
-        return r;
-    };
-    Ciphertext out;
-    out.c0 = raise(std::move(c0));
-    out.c1 = raise(std::move(c1));
-    if (cfg_.ephemeral_weight > 0) {
-        auto [u, v] = ev_.key_switch(out.c1, *keys.from_sparse);
-        poly_add(out.c0, out.c0, u);
-        out.c1 = std::move(v);
-    }
-    out.scale = cts_in_;
-    out.slots = n_;
-    return out;
+    x = ev_.mod_raise(x, top_);  // the plaintext becomes t = Delta0 m + q0 I over Q_L
+    if (encaps) x = ev_.key_switch(x, *keys.from_sparse);  // s' -> s over QP
+    x.scale = cts_in_;
+    x.slots = n_;
+    return x;
 }
 
 Ciphertext Bootstrapper::sub_sum(const Ciphertext& ct, const GaloisKeys& gk) const {
@@ -436,7 +367,7 @@ Ciphertext Bootstrapper::sub_sum(const Ciphertext& ct, const GaloisKeys& gk) con
 Ciphertext Bootstrapper::apply(const LinearTransform& lt, const Ciphertext& ct, const GaloisKeys& gk) const {
     Ciphertext x = ct;
     x.slots = lt.slots();  // n or 2n: a polynomial of the n-slot subring reads as [z, z] on 2n slots
-    return lt.apply(x, gk);  // double hoisting when the plaintexts are raised (hoisted_moddown), else single
+    return lt.apply(ev_, x, gk);  // double hoisting (hoisted_moddown), else single
 }
 
 Plaintext Bootstrapper::monomial_i(std::size_t level, bool negative) const {

@@ -84,8 +84,8 @@ struct BootstrapConfig {
 struct BootstrapKeys {
     std::shared_ptr<SwitchingKey> relin;
     std::shared_ptr<GaloisKeys> galois;
-    std::vector<std::pair<Poly, Poly>> to_sparse;  // BV key s -> s' over q0: (b_i, a_i), b_i + a_i s' = e_i + B^i s
-    std::shared_ptr<SwitchingKey> from_sparse;     // hybrid key s' -> s over QP
+    std::shared_ptr<DigitSwitchingKey> to_sparse;  // BV key s -> s' over q0 (Context::gen_digit_switching_key)
+    std::shared_ptr<SwitchingKey> from_sparse;     // hybrid key s' -> s over QP (Context::gen_switching_key)
 };
 
 /// A parameter set for bootstrapping: the user's `levels` at 2^log_scale above a 60-bit q0, then the

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/errors.hpp"
+
 namespace ember {
 
 namespace {
@@ -67,8 +69,8 @@ std::optional<Acc> horner(std::map<long, Acc>& sums, int sign, Rot&& rot, Add&& 
 }  // namespace
 
 LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals,
-                                 std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale, bool raised)
-    : ctx_(std::move(ctx)), slots_(slots), level_(level), raised_(raised) {
+                                 std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale, bool hoisted_moddown)
+    : ctx_(std::move(ctx)), slots_(slots), level_(level), hoisted_moddown_(hoisted_moddown) {
     if (!ctx_) throw std::invalid_argument("LinearTransform: no context");
     if (slots == 0 || (slots & (slots - 1)) || slots > ctx_->slots())
         throw std::invalid_argument("LinearTransform: slots must be a power of two in [1, " + std::to_string(ctx_->slots()) + "], got " + std::to_string(slots));
@@ -98,7 +100,7 @@ LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::
         const auto [j, i] = split_index(k, slots, n1_);
         const auto w = rotated(v, -j * static_cast<long>(n1_));
         Plaintext pt;
-        pt.m = ctx_->encoder().encode(ctx_->ring(), w, pt_scale_, level + 1, raised_ ? Basis::QP : Basis::Q);
+        pt.m = ctx_->encoder().encode(ctx_->ring(), w, pt_scale_, level + 1, hoisted_moddown_ ? Basis::QP : Basis::Q);
         pt.scale = pt_scale_;
         pt.slots = slots_;
         pts_[j].emplace(i, std::move(pt));
@@ -114,15 +116,16 @@ std::vector<long> LinearTransform::rotations() const {
     return {r.begin(), r.end()};
 }
 
-void LinearTransform::check_input(const Ciphertext& ct) const {
+void LinearTransform::check_input(const Evaluator& ev, const Ciphertext& ct) const {
+    if (&ev.context() != ctx_.get()) cannot("apply linear transform", "the evaluator belongs to another context than the transform");
     if (ct.c0.empty()) throw std::invalid_argument("cannot apply linear transform: empty ciphertext");
+    ctx_->check_owned("apply linear transform", ct);
     if (ct.slots != slots_)
         throw std::invalid_argument("cannot apply linear transform: ciphertext has " + std::to_string(ct.slots) + " slots, the transform " + std::to_string(slots_));
     if (ct.level() != level_)
         throw std::invalid_argument("cannot apply linear transform: ciphertext at level " + std::to_string(ct.level()) + ", the transform was encoded for level " + std::to_string(level_));
     if (std::fabs(ct.scale / in_scale_ - 1) > 1e-9)
-        throw std::invalid_argument("cannot apply linear transform: ciphertext scale 2^" + std::to_string(std::log2(ct.scale)) +
-                                    " differs from the transform's input scale 2^" + std::to_string(std::log2(in_scale_)));
+        cannot("apply linear transform", "ciphertext scale " + scale_str(ct.scale) + " differs from the transform's input scale " + scale_str(in_scale_));
 }
 
 Plaintext LinearTransform::q_part(const Plaintext& p) {
@@ -132,8 +135,7 @@ Plaintext LinearTransform::q_part(const Plaintext& p) {
     return pt;
 }
 
-Ciphertext LinearTransform::apply_single(const Ciphertext& ct, const GaloisKeys& gk) const {
-    const Evaluator ev(ctx_);
+Ciphertext LinearTransform::apply_single(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
     std::vector<long> steps;
     for (auto& [j, babies] : pts_)
         for (auto& [i, _] : babies)
@@ -170,9 +172,8 @@ Ciphertext LinearTransform::finish(const Evaluator& ev, std::map<long, Ciphertex
     return r;
 }
 
-Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& gk) const {
-    check_input(ct);
-    const Evaluator ev(ctx_);
+Ciphertext LinearTransform::apply_reference(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
+    check_input(ev, ct);
     std::map<std::size_t, Ciphertext> baby;
     for (auto& [j, babies] : pts_)
         for (auto& [i, _] : babies)
@@ -181,8 +182,8 @@ Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& 
     for (auto& [j, babies] : pts_) {
         bool f = true;
         for (auto& [i, pt] : babies) {
-            // raised plaintexts: their Q limbs (the same encoding) copied out
-            Ciphertext t = ev.mul_plain(baby.at(i), raised_ ? q_part(pt) : pt);
+            // plaintexts over Q U P: their Q limbs (the same encoding) copied out
+            Ciphertext t = ev.mul_plain(baby.at(i), hoisted_moddown_ ? q_part(pt) : pt);
             if (f) inner[j] = std::move(t);
             else inner[j] = ev.add(inner[j], t);
             f = false;
@@ -191,81 +192,45 @@ Ciphertext LinearTransform::apply_plain(const Ciphertext& ct, const GaloisKeys& 
     return finish(ev, inner, gk);
 }
 
-namespace {
-
-// Galois key of X -> X^k, or an error naming the rotation.
-const SwitchingKey& key_for(const Context& ctx, const GaloisKeys& gk, long r) {
-    const SwitchingKey* key = gk.find(ctx.galois_element(r));
-    if (!key) throw std::invalid_argument("cannot apply linear transform: no rotation key for " + std::to_string(r) + " slots");
-    return *key;
+Ciphertext LinearTransform::apply(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
+    check_input(ev, ct);
+    return hoisted_moddown_ ? apply_double(ev, ct, gk) : apply_single(ev, ct, gk);
 }
 
-// P * rot_r(ct) over Q_l U P from the digits of ct.c1: phi(P c0 + u', v') with (u', v') = <digits, key>
-// (the key switches s -> phi^-1(s), see Context::gen_galois_keys).
-std::pair<Poly, Poly> rotate_raised(const Context& ctx, const Poly& c0, const std::vector<Poly>& digits, long r, const GaloisKeys& gk) {
-    Poly u, v;
-    ksk_inner_product(digits, key_for(ctx, gk, r), u, v);
-    add_p_mod_up(u, c0);
-    const std::uint64_t k = ctx.galois_element(r);
-    std::pair<Poly, Poly> out;
-    poly_automorph(out.first, u, k);
-    poly_automorph(out.second, v, k);
-    return out;
-}
-
-}  // namespace
-
-Ciphertext LinearTransform::apply(const Ciphertext& ct, const GaloisKeys& gk) const {
-    check_input(ct);
-    if (!raised_) return apply_single(ct, gk);
-    const Context& ctx = *ctx_;
-    // Baby steps: one ModUp of c1 for all of them; each rotation stays over QP.
-    const auto digits = mod_up_digits(ct.c1, ctx.partition());
-    std::map<std::size_t, std::pair<Poly, Poly>> baby;
+Ciphertext LinearTransform::apply_double(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
+    // Baby steps: one decomposition of c1 for all of them; each rotation stays in the raised basis Q U P.
+    std::vector<long> steps;
     for (auto& [j, babies] : pts_)
-        for (auto& [i, _] : babies) {
-            if (baby.count(i)) continue;
-            if (i == 0) baby.emplace(0, std::make_pair(p_mod_up(ct.c0), p_mod_up(ct.c1)));
-            else baby.emplace(i, rotate_raised(ctx, ct.c0, digits, static_cast<long>(i), gk));
-        }
-    // Inner sums over QP (plaintexts encoded over QP), one per giant step.
-    using Raised = std::pair<Poly, Poly>;
-    std::map<long, Raised> sums;
+        for (auto& [i, _] : babies)
+            if (std::find(steps.begin(), steps.end(), static_cast<long>(i)) == steps.end()) steps.push_back(static_cast<long>(i));
+    const std::vector<Ciphertext> rots = ev.rotate_many_raised(ct, steps, gk);
+    std::map<std::size_t, const Ciphertext*> baby;
+    for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
+    // Inner sums in the raised basis (plaintexts encoded over Q U P), one multiply-accumulate per giant step.
+    std::map<long, Ciphertext> sums;
     for (auto& [j, babies] : pts_) {
-        Poly s0, s1;
-        bool f = true;
+        std::vector<const Ciphertext*> xs;
+        std::vector<const Plaintext*> ps;
         for (auto& [i, pt] : babies) {
-            const auto& [b0, b1] = baby.at(i);
-            if (f) { poly_mul(s0, b0, pt.m); poly_mul(s1, b1, pt.m); }
-            else { poly_mul_add(s0, b0, pt.m); poly_mul_add(s1, b1, pt.m); }
-            f = false;
+            xs.push_back(baby.at(i));
+            ps.push_back(&pt);
         }
-        sums.emplace(j, Raised{std::move(s0), std::move(s1)});
+        sums.emplace(j, ev.mul_plain_sum(xs, ps));
     }
-    // Giant steps by Horner's rule, the running sum over QP: one ModDown before each rotation, which is
-    // key-switched into QP again (ModDown hoisting: no ModDown per baby step).
-    auto add = [](const Raised& a, const Raised& b) {
-        Raised r;
-        poly_add(r.first, a.first, b.first);
-        poly_add(r.second, a.second, b.second);
-        return r;
-    };
+    // Giant steps by Horner's rule, the running sum raised: one ModDown before each rotation, which is
+    // key-switched into the raised basis again (ModDown hoisting: no ModDown per baby step).
+    auto add = [&](const Ciphertext& a, const Ciphertext& b) { return ev.add(a, b); };
     const long n1 = static_cast<long>(n1_);
-    std::optional<Raised> acc;
+    std::optional<Ciphertext> acc;
     for (int sign : {1, -1}) {
-        auto rot = [&](const Raised& a) {
-            Poly d0 = divide_by_dropped(a.first, 0), d1 = divide_by_dropped(a.second, 0);
-            return rotate_raised(ctx, d0, mod_up_digits(d1, ctx.partition()), sign * n1, gk);
-        };
+        auto rot = [&](const Ciphertext& a) { return std::move(ev.rotate_many_raised(ev.mod_down(a), {sign * n1}, gk)[0]); };
         auto part = horner(sums, sign, rot, add);
         if (part) acc = acc ? add(*acc, *part) : std::move(*part);
     }
     auto it = sums.find(0);
     if (it != sums.end()) acc = acc ? add(it->second, *acc) : std::move(it->second);
     // One ModDown for everything, merged with the rescale (divide by P q_level).
-    Ciphertext r;
-    r.c0 = divide_by_dropped(acc->first, 1);
-    r.c1 = divide_by_dropped(acc->second, 1);
+    Ciphertext r = ev.mod_down_rescale(*acc);
     r.scale = out_scale_;
     r.slots = slots_;
     return r;

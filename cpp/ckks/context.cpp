@@ -171,6 +171,58 @@ std::shared_ptr<SwitchingKey> Context::gen_relin_key(const SecretKey& sk, bool s
     return key;
 }
 
+std::shared_ptr<SecretKey> Context::gen_sparse_secret_key(std::size_t h) const {
+    if (h == 0 || h > params_.n()) fail("gen_sparse_secret_key", "hamming_weight must be in [1, N = " + std::to_string(params_.n()) + "], got " + std::to_string(h));
+    Prng prng(fresh_seed(), 0);
+    std::vector<std::int64_t> s = sample_hamming(prng, params_.n(), h);
+    auto sk = std::make_shared<SecretKey>();
+    sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
+    sk->key_id = fresh_key_id();
+    OPENSSL_cleanse(s.data(), s.size() * sizeof(s[0]));
+    return sk;
+}
+
+std::shared_ptr<SwitchingKey> Context::gen_switching_key(const SecretKey& from, const SecretKey& to, bool seeded) const {
+    check_owned("generate a switching key", "secret key", from.s);
+    check_owned("generate a switching key", "secret key", to.s);
+    auto key = std::make_shared<SwitchingKey>(gen_switching_key(to.s, from.s, seeded));
+    key->key_id = to.key_id;
+    return key;
+}
+
+std::shared_ptr<DigitSwitchingKey> Context::gen_digit_switching_key(const SecretKey& from, const SecretKey& to, int digit_bits) const {
+    check_owned("generate a digit switching key", "secret key", from.s);
+    check_owned("generate a digit switching key", "secret key", to.s);
+    if (digit_bits < 1 || digit_bits > 30) fail("gen_digit_switching_key", "digit_bits must be in [1, 30], got " + std::to_string(digit_bits));
+    const std::size_t N = params_.n();
+    // Both secrets over q0 alone (evaluation form: limb 0 of the QP polynomials).
+    Poly s0(ring_, 1, Basis::Q, Form::Eval, /*secret=*/true), t0(ring_, 1, Basis::Q, Form::Eval, /*secret=*/true);
+    ring_->backend().copy(s0.refs(), from.s.crefs(0, 1));
+    ring_->backend().copy(t0.refs(), to.s.crefs(0, 1));
+    const Modulus& q0 = ring_->mod(0);
+    // Balanced digits of a value below q0: ceil((log2 q0 + 1) / w) + 1 of them suffice.
+    const std::size_t D = (static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(q0.q)))) + 1 + digit_bits - 1) / digit_bits + 1;
+    auto key = std::make_shared<DigitSwitchingKey>();
+    key->digit_bits = digit_bits;
+    key->key_id = from.key_id;
+    Prng prng(fresh_seed(), 0);
+    u64 pow = 1;
+    const u64 B = (u64(1) << digit_bits) % q0.q;
+    for (std::size_t i = 0; i < D; ++i) {
+        // b_i = -a_i to + e_i + B^i from
+        Poly a = expand_uniform(ring_, fresh_seed(), 1, Basis::Q);
+        Poly b = small_poly(sample_gaussian(prng, N, params_.sigma), 1, Basis::Q);
+        Poly t;
+        poly_mul(t, a, t0);
+        poly_sub(b, b, t);
+        poly_mul_const(t, s0, std::vector<u64>{pow});
+        poly_add(b, b, t);
+        key->parts.emplace_back(std::move(b), std::move(a));
+        pow = q0.mul(pow, B);
+    }
+    return key;
+}
+
 std::uint64_t Context::galois_element(long r) const {
     const std::uint64_t two_n = 2 * params_.n(), half = params_.n() / 2;
     long rr = r % static_cast<long>(half);

@@ -41,6 +41,15 @@ public:
     /// seeded: the a_j come from stored seeds.
     SwitchingKey gen_switching_key(const Poly& s_to, const Poly& s_prime, bool seeded = true) const;
     std::shared_ptr<SwitchingKey> gen_relin_key(const SecretKey& sk, bool seeded = true) const;
+    /// An ephemeral secret of exactly `hamming_weight` nonzero coefficients in {-1, 1} (a fresh key set of
+    /// its own), e.g. bootstrapping's sparse-secret encapsulation.
+    std::shared_ptr<SecretKey> gen_sparse_secret_key(std::size_t hamming_weight) const;
+    /// Hybrid switching key from `from` to `to` over QP (ciphertexts under `from` re-encrypted under `to`
+    /// by Evaluator::key_switch); it belongs to `to`'s key set.
+    std::shared_ptr<SwitchingKey> gen_switching_key(const SecretKey& from, const SecretKey& to, bool seeded = true) const;
+    /// BV switching key from `from` to `to` over q0 alone, digits of `digit_bits` bits (no special
+    /// primes: safe for a sparse `to` where a key over QP would not be); it belongs to `from`'s key set.
+    std::shared_ptr<DigitSwitchingKey> gen_digit_switching_key(const SecretKey& from, const SecretKey& to, int digit_bits) const;
     /// Galois keys for the given rotations (slot shifts, any sign) and optionally conjugation. The key of
     /// X -> X^k switches from s to phi_k^-1(s) (not from phi_k(s) to s): the rotation then needs no
     /// automorphism of the key-switching digits, only of the result (see Evaluator::automorphism).

@@ -12,9 +12,13 @@ namespace ember {
 
 namespace {
 
-void check_ct(const Context& ctx, const char* op, const Ciphertext& a) {
+bool is_raised(const Ciphertext& a) { return a.c0.basis() == Basis::QP; }
+
+// raised_ok: the operation also takes ciphertexts in the raised basis Q_l U P (add, sub, mul_plain).
+void check_ct(const Context& ctx, const char* op, const Ciphertext& a, bool raised_ok = false) {
     if (a.c0.empty() || a.c1.empty()) cannot(op, "empty ciphertext");
     ctx.check_owned(op, a);
+    if (!raised_ok && is_raised(a)) cannot(op, "the ciphertext is in the raised basis Q U P; bring it down with mod_down() first");
 }
 
 // The key belongs to this context and to the ciphertext's key set (a key of a later keygen would
@@ -31,14 +35,16 @@ std::uint64_t same_key_set(const char* op, const Ciphertext& a, const Ciphertext
     return a.key_id ? a.key_id : b.key_id;
 }
 
-void check_pt(const Context& ctx, const char* op, const Ciphertext& a, const Plaintext& p) {
-    check_ct(ctx, op, a);
+void check_pt(const Context& ctx, const char* op, const Ciphertext& a, const Plaintext& p, bool raised_ok = false) {
+    check_ct(ctx, op, a, raised_ok);
     if (p.m.empty()) cannot(op, "empty plaintext");
     ctx.check_owned(op, p);
     if (p.slots != a.slots)
         cannot(op, "plaintext packs " + std::to_string(p.slots) + " slots, the ciphertext " + std::to_string(a.slots));
     if (p.level() != a.level())
         cannot(op, "plaintext level " + std::to_string(p.level()) + " differs from ciphertext level " + std::to_string(a.level()));
+    if (p.m.basis() != a.c0.basis())
+        cannot(op, std::string(is_raised(a) ? "a raised ciphertext needs a plaintext encoded over Q U P" : "the plaintext is encoded over Q U P, the ciphertext over Q"));
 }
 
 bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
@@ -68,9 +74,10 @@ struct Evaluator::Operands {
     Ciphertext adjusted;
 };
 
-Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const {
-    check_ct(*ctx_, op, a);
-    check_ct(*ctx_, op, b);
+Evaluator::Operands Evaluator::common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool raised_ok) const {
+    check_ct(*ctx_, op, a, raised_ok);
+    check_ct(*ctx_, op, b, raised_ok);
+    if (is_raised(a) != is_raised(b)) cannot(op, "one operand is in the raised basis Q U P, the other is not");
     if (a.slots != b.slots) cannot(op, "operands pack different slot counts (" + std::to_string(a.slots) + " vs " + std::to_string(b.slots) + ")");
     Operands r{&a, &b, {}};
     if (a.level() > b.level()) {
@@ -106,14 +113,14 @@ Ciphertext add_or_sub(const char* op, const Ciphertext& a, const Ciphertext& b, 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
     oprec::Op rec("add");
     rec.in(a).in(b);
-    Operands o = common_level("add", a, b);
+    Operands o = common_level("add", a, b, /*raised_ok=*/true);
     return rec.out(add_or_sub("add", *o.a, *o.b, false));
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
     oprec::Op rec("sub");
     rec.in(a).in(b);
-    Operands o = common_level("sub", a, b);
+    Operands o = common_level("sub", a, b, /*raised_ok=*/true);
     return rec.out(add_or_sub("sub", *o.a, *o.b, true));
 }
 
@@ -258,7 +265,7 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
 }
 
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
-    check_pt(*ctx_, "mul_plain", a0, p);
+    check_pt(*ctx_, "mul_plain", a0, p, /*raised_ok=*/true);
     oprec::Op rec("mul_plain");
     rec.in(a0).in(p);
     Ciphertext a;
@@ -519,6 +526,212 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
     }
     for (long s : steps) rec.arg("steps", s);
     return rec.out(std::move(out));
+}
+
+}  // namespace ember
+
+// ---- key switching of ciphertexts, the raised basis, ModRaise ----------------------------------------------------
+
+namespace ember {
+
+Ciphertext Evaluator::key_switch(const Ciphertext& a, const SwitchingKey& key) const {
+    check_ct(*ctx_, "key_switch", a);
+    check_key(*ctx_, "key_switch", a, key, "switching key");
+    oprec::Op rec("key_switch");
+    rec.in(a);
+    auto [u, v] = key_switch(a.c1, key);
+    Ciphertext r;
+    poly_add(r.c0, a.c0, u);
+    r.c1 = std::move(v);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return rec.out(std::move(r));
+}
+
+Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& key) const {
+    check_ct(*ctx_, "key_switch", a);
+    if (key.parts.empty()) cannot("key_switch", "empty digit switching key");
+    ctx_->check_owned("key_switch", "digit switching key", key.parts[0].first);
+    if (a.key_id && key.key_id && a.key_id != key.key_id) cannot("key_switch", "the digit switching key belongs to another key set than the ciphertext");
+    if (key.q_limbs() != 1 || a.c0.q_limbs() != 1)
+        cannot("key_switch", "digit switching keys work over q0 alone: the key has " + std::to_string(key.q_limbs()) + " primes, the ciphertext " +
+                                 std::to_string(a.c0.q_limbs()));
+    if (key.digit_bits < 1 || key.digit_bits > 30) cannot("key_switch", "digit_bits must be in [1, 30], got " + std::to_string(key.digit_bits));
+    oprec::Op rec("key_switch_digits");
+    rec.in(a);
+    // Balanced digits of c1 in base B = 2^digit_bits, each times the key's part: c0 + sum d_i b_i, sum d_i a_i.
+    const RingContext& ring = *ctx_->ring();
+    Poly c1 = a.c1;
+    poly_to_coeff(c1);
+    Poly c0 = a.c0;
+    const Modulus& m = ring.mod(0);
+    const std::int64_t B = std::int64_t(1) << key.digit_bits, half = B / 2;
+    const std::size_t N = ring.n(), D = key.parts.size();
+    std::vector<std::int64_t> rest(N);
+    for (std::size_t i = 0; i < N; ++i) {
+        const u64 v = c1.limb(0)[i];
+        rest[i] = v > m.q / 2 ? static_cast<std::int64_t>(v) - static_cast<std::int64_t>(m.q) : static_cast<std::int64_t>(v);
+    }
+    Poly v(ctx_->ring(), 1, Basis::Q, Form::Eval);
+    for (std::size_t d = 0; d < D; ++d) {
+        Poly digit(ctx_->ring(), 1, Basis::Q, Form::Coeff);
+        for (std::size_t i = 0; i < N; ++i) {
+            std::int64_t r = ((rest[i] % B) + B) % B;
+            if (r >= half) r -= B;
+            rest[i] = (rest[i] - r) / B;
+            digit.limb(0)[i] = m.from_signed(r);
+        }
+        poly_to_eval(digit);
+        poly_mul_add(c0, digit, key.parts[d].first);
+        poly_mul_add(v, digit, key.parts[d].second);
+    }
+    for (std::size_t i = 0; i < N; ++i)
+        if (rest[i] != 0) cannot("key_switch", "the digit switching key has too few parts for q0 in base 2^" + std::to_string(key.digit_bits));
+    Ciphertext r;
+    r.c0 = std::move(c0);
+    r.c1 = std::move(v);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return rec.out(std::move(r));
+}
+
+Ciphertext Evaluator::raised_automorphism(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const {
+    // phi(P c0 + u, v) with (u, v) = <digits, key> over Q_l U P: P * rot(a) before its ModDown (the key
+    // switches s -> phi^-1(s), see Context::gen_galois_keys).
+    Poly u, v;
+    ksk_inner_product(digits, key, u, v);
+    add_p_mod_up(u, a.c0);
+    Ciphertext r;
+    poly_automorph(r.c0, u, k);
+    poly_automorph(r.c1, v, k);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return r;
+}
+
+std::vector<Ciphertext> Evaluator::rotate_many_raised(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const {
+    check_ct(*ctx_, "rotate_many_raised", a);
+    oprec::Op rec("rotate_many_raised");
+    rec.in(a);
+    const long n = static_cast<long>(a.slots);
+    std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
+    bool any = false;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (((steps[i] % n) + n) % n == 0) continue;
+        keys[i] = &galois_key(a, gk, ctx_->galois_element(steps[i]), "rotate_many_raised", steps[i]);
+        any = true;
+    }
+    // One Decomp + ModUp of c1 for every rotation.
+    const std::vector<Poly> digits = any ? mod_up_digits(a.c1, ctx_->partition()) : std::vector<Poly>{};
+    std::vector<Ciphertext> out;
+    out.reserve(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (keys[i]) {
+            out.push_back(raised_automorphism(a, digits, ctx_->galois_element(steps[i]), *keys[i]));
+        } else {
+            Ciphertext r;  // P * a
+            r.c0 = p_mod_up(a.c0);
+            r.c1 = p_mod_up(a.c1);
+            r.scale = a.scale;
+            r.slots = a.slots;
+            r.key_id = a.key_id;
+            out.push_back(std::move(r));
+        }
+    }
+    for (long s : steps) rec.arg("steps", s);
+    return rec.out(std::move(out));
+}
+
+Ciphertext Evaluator::mod_down(const Ciphertext& raised) const {
+    check_ct(*ctx_, "mod_down", raised, /*raised_ok=*/true);
+    if (!is_raised(raised)) cannot("mod_down", "the ciphertext is not in the raised basis");
+    oprec::Op rec("mod_down");
+    rec.in(raised);
+    Ciphertext r;
+    r.c0 = divide_by_dropped(raised.c0, 0);
+    r.c1 = divide_by_dropped(raised.c1, 0);
+    r.scale = raised.scale;
+    r.slots = raised.slots;
+    r.key_id = raised.key_id;
+    return rec.out(std::move(r));
+}
+
+Ciphertext Evaluator::mod_down_rescale(const Ciphertext& raised) const {
+    check_ct(*ctx_, "mod_down_rescale", raised, /*raised_ok=*/true);
+    if (!is_raised(raised)) cannot("mod_down_rescale", "the ciphertext is not in the raised basis (use rescale)");
+    if (raised.level() == 0) cannot("mod_down_rescale", "ciphertext is at level 0");
+    oprec::Op rec("mod_down_rescale");
+    rec.in(raised);
+    Ciphertext r;
+    r.c0 = divide_by_dropped(raised.c0, 1);
+    r.c1 = divide_by_dropped(raised.c1, 1);
+    r.scale = raised.scale / static_cast<double>(ctx_->params().q_primes[raised.level()]);
+    r.slots = raised.slots;
+    r.key_id = raised.key_id;
+    return rec.out(std::move(r));
+}
+
+Ciphertext Evaluator::mul_plain_sum(const std::vector<const Ciphertext*>& xs, const std::vector<const Plaintext*>& ps) const {
+    if (xs.empty()) cannot("mul_plain_sum", "no operands");
+    if (xs.size() != ps.size()) cannot("mul_plain_sum", std::to_string(xs.size()) + " ciphertexts but " + std::to_string(ps.size()) + " plaintexts");
+    oprec::Op rec("mul_plain_sum");
+    const Ciphertext& x0 = *xs[0];
+    const double scale = x0.scale * ps[0]->scale;
+    Ciphertext r;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+        const Ciphertext& x = *xs[k];
+        const Plaintext& p = *ps[k];
+        check_pt(*ctx_, "mul_plain_sum", x, p, /*raised_ok=*/true);
+        rec.in(x).in(p);
+        if (x.level() != x0.level() || x.slots != x0.slots || is_raised(x) != is_raised(x0))
+            cannot("mul_plain_sum", "operand " + std::to_string(k) + " differs from operand 0 in level, slots or basis");
+        if (!scales_match(x.scale * p.scale, scale))
+            cannot("mul_plain_sum", "term " + std::to_string(k) + " has scale " + scale_str(x.scale * p.scale) + ", term 0 " + scale_str(scale));
+        r.key_id = same_key_set("mul_plain_sum", r, x);
+        if (k == 0) {
+            poly_mul(r.c0, x.c0, p.m);
+            poly_mul(r.c1, x.c1, p.m);
+        } else {
+            poly_mul_add(r.c0, x.c0, p.m);
+            poly_mul_add(r.c1, x.c1, p.m);
+        }
+    }
+    r.scale = scale;
+    r.slots = x0.slots;
+    return rec.out(std::move(r));
+}
+
+Ciphertext Evaluator::mod_raise(const Ciphertext& a, std::size_t level) const {
+    check_ct(*ctx_, "mod_raise", a);
+    if (a.level() != 0) cannot("mod_raise", "the ciphertext must be at level 0, got " + std::to_string(a.level()));
+    if (level < 1 || level > ctx_->max_level()) cannot("mod_raise", "level must be in [1, " + std::to_string(ctx_->max_level()) + "], got " + std::to_string(level));
+    oprec::Op rec("mod_raise");
+    rec.in(a).arg("level", static_cast<long long>(level));
+    const RingContext& ring = *ctx_->ring();
+    // The centered lift of each coefficient mod q0 to every prime of Q_level.
+    auto raise = [&](Poly p) {
+        if (p.form() != Form::Coeff) poly_to_coeff(p);
+        Poly r = Poly::uninitialized(ctx_->ring(), level + 1, Basis::Q, Form::Coeff);
+        ring.backend().copy(r.refs(0, 1), p.crefs());
+        std::vector<std::uint32_t> from{0}, to;
+        for (std::size_t i = 1; i <= level; ++i) to.push_back(static_cast<std::uint32_t>(i));
+        std::vector<u64*> out;
+        for (std::size_t i = 1; i <= level; ++i) out.push_back(r.limb(i));
+        const u64* in[] = {p.limb(0)};
+        ring.backend().base_convert(ring.converter(from, to), in, out, ring.n(), /*centered=*/true);
+        poly_to_eval(r);
+        return r;
+    };
+    Ciphertext r;
+    r.c0 = raise(a.c0);
+    r.c1 = raise(a.c1);
+    r.scale = a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return rec.out(std::move(r));
 }
 
 }  // namespace ember

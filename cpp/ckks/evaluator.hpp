@@ -1,5 +1,15 @@
 // Homomorphic operations on CKKS ciphertexts. Written only against ring-layer operations (Poly kernels
-// and the key-switching building blocks), so every backend runs it unchanged.
+// and the key-switching building blocks), so every backend runs it unchanged. The circuits (linear
+// transforms, polynomial evaluation, bootstrapping) are written only against these public operations:
+// none of them calls the ring's key-switching functions, so graph capture (ckks/op_record.hpp) sees every
+// step of a circuit.
+//
+// Contracts. Levels: an operation consumes no level unless it says so. Every operation throws
+// std::invalid_argument ("cannot <op>: <why>") on an empty operand, an operand of another context
+// ("ciphertext belongs to another context: log_n 13 vs 12"), operands or keys of different key sets,
+// operands packing different slot counts, a missing key, and the bounds it names.
+// Rotation direction: rotate(a, k) shifts the slots left by k, slot i of the result is slot i + k of a
+// (mod slots), numpy's np.roll(z, -k); negative k shift right.
 //
 // Scale management: fresh ciphertexts carry the context's canonical scale of their level
 // (Context::scale_at). mul() rescales after relinearizing, and multiplication by a non-integer constant
@@ -21,10 +31,13 @@ public:
     explicit Evaluator(std::shared_ptr<const Context> ctx, bool merged_moddown = true) : ctx_(std::move(ctx)), merged_(merged_moddown) {}
     const Context& context() const { return *ctx_; }
 
-    // Additive operations. Levels are aligned to the lower one; scales must then agree.
+    // Additive operations. Levels are aligned to the lower one exactly (adjust_to); scales must then agree
+    /// (throws otherwise). a + b, a - b, -a: same level, same scale. add and sub also take two raised
+    /// ciphertexts (see rotate_many_raised), never one raised and one not.
     Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
     Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
     Ciphertext negate(const Ciphertext& a) const;
+    /// a + p, a - p for a plaintext at a's level, slot count and scale (throws otherwise).
     Ciphertext add_plain(const Ciphertext& a, const Plaintext& p) const;
     Ciphertext sub_plain(const Ciphertext& a, const Plaintext& p) const;
     /// Adds the complex constant c to every slot.
@@ -53,8 +66,8 @@ public:
     Ciphertext mul_vector(const Ciphertext& a, const std::vector<cplx>& v, double target_scale) const;
     /// Product by an integer: exact, no level consumed.
     Ciphertext mul_int(const Ciphertext& a, std::int64_t k) const;
-    /// Product by the integer nearest to x (any magnitude, e.g. a constant pre-scaled by 2^100), no
-    /// rescale: the scale is multiplied by round(x).
+    /// Product by the integer nearest to x (any magnitude, e.g. a constant pre-scaled by 2^100), not
+    /// rescaled: the scale is multiplied by round(x).
     Ciphertext mul_round(const Ciphertext& a, double x) const;
     /// sum_k round(k_k) x_k on the first level + 1 primes of every x_k (each at a level >= `level`; no level
     /// dropped by copying, one multiply-accumulate pass per operand), declared at `scale`: the caller
@@ -69,28 +82,70 @@ public:
     double product_target(const Ciphertext& a) const;
 
     // Levels and scales.
+    /// Divides by the top prime q_l, rounding: level l - 1, scale a.scale / q_l. Throws at level 0.
     Ciphertext rescale(const Ciphertext& a) const;
-    /// Drops levels without dividing (the scale is unchanged).
+    /// Drops levels without dividing (the scale is unchanged). Throws for a level above a's.
     Ciphertext drop_to_level(const Ciphertext& a, std::size_t level) const;
     /// Brings a to `level` (<= a.level()) on the given scale, exactly: drop, multiply by an integer, rescale.
     Ciphertext adjust_to(const Ciphertext& a, std::size_t level, double scale) const;
 
-    // Key switching and automorphisms.
+    // Key switching and automorphisms. Hybrid key switching (Decomp, ModUp, inner product with the key,
+    // ModDown); no level consumed, scale unchanged, the key-switching error added.
     /// (u, v) with u + v s ~= c * s' (c over Q_l in evaluation form; key from s' to s).
     std::pair<Poly, Poly> key_switch(const Poly& c, const SwitchingKey& key) const;
+    /// a (decrypting under s') re-encrypted under s with the key from s' to s: (c0 + u, v), (u, v) the
+    /// switch of c1. Same level, scale, slots and key set.
+    Ciphertext key_switch(const Ciphertext& a, const SwitchingKey& key) const;
+    /// The same with a BV key (DigitSwitchingKey, no special primes): c1's balanced base-2^digit_bits
+    /// digits times the key's parts. a must be over the key's q_limbs() primes (throws otherwise).
+    Ciphertext key_switch(const Ciphertext& a, const DigitSwitchingKey& key) const;
+    /// (d0, d1, d2) (decrypting as d0 + d1 s + d2 s^2) back to two parts with the relinearization key.
     Ciphertext relinearize(const Poly& d0, const Poly& d1, const Poly& d2, double scale, std::size_t slots, const SwitchingKey& rlk) const;
+    /// Slots shifted left by `steps` (np.roll(z, -steps); any sign, taken mod slots; 0: a itself) with the
+    /// Galois key of 5^steps. Throws when gk has no key for the rotation.
     Ciphertext rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const;
+    /// Complex conjugate of every slot (Galois element 2N - 1). Throws without the conjugation key.
     Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
     /// Automorphism X -> X^k with its key.
     Ciphertext automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const;
-    /// Hoisted rotations: one Decomp + ModUp of c1 shared by all rotations.
+    /// Hoisted rotations: one Decomp + ModUp of c1 shared by all rotations; result i is rotate(a, steps[i]).
+    /// Every key is looked up before any work (a missing one throws first).
     std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const;
+
+    // The raised basis Q_l U P (MAD's hoisting, Bossuat et al.'s double hoisting). A raised ciphertext
+    // is what a key switch holds before its ModDown: P times a ciphertext, plus key-switching terms, over
+    // Q_l U P (c0.basis() == Basis::QP; level and scale as the ciphertext it stands for). add, sub and
+    // mul_plain / mul_plain_sum (by plaintexts encoded over Q_l U P) work on raised ciphertexts as on
+    // ordinary ones, so sums of rotated products accumulate there and pay a single ModDown. Every other
+    // operation refuses a raised ciphertext.
+    /// Hoisted rotations left in the raised basis: one decomposition (Decomp + ModUp of c1) shared by
+    /// every step; step s gives P * rotate(a, s) over Q_l U P without its ModDown (step 0: P * a, no key
+    /// needed). Keys and errors as rotate_many.
+    std::vector<Ciphertext> rotate_many_raised(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const;
+    /// ModDown: a raised ciphertext divided by P, rounded, back over Q_l (scale and level unchanged).
+    Ciphertext mod_down(const Ciphertext& raised) const;
+    /// ModDown merged with Rescale (MAD Section 3.2): divided by P q_l in one rounding, onto Q_{l-1}; scale
+    /// raised.scale / q_l. Throws at level 0.
+    Ciphertext mod_down_rescale(const Ciphertext& raised) const;
+    /// sum_k xs[k] * ps[k] in one multiply-accumulate pass, not rescaled: scale xs[0].scale * ps[0].scale
+    /// (every term must have the same product scale), the level of the operands. Raised or ordinary
+    /// ciphertexts (all alike) with plaintexts over the same basis. Throws on an empty list, a size
+    /// mismatch or mixed levels, slots, bases or scales.
+    Ciphertext mul_plain_sum(const std::vector<const Ciphertext*>& xs, const std::vector<const Plaintext*>& ps) const;
+
+    // Bootstrapping's ModRaise.
+    /// a (at level 0) read over Q_level: every coefficient's centered residue mod q0 lifted to the primes
+    /// q_1 .. q_level (the plaintext becomes m + q0 I with a small integer polynomial I). Scale and slots
+    /// unchanged (the caller declares the scale its circuit reads the result at). Throws unless a is at
+    /// level 0 and level <= max_level.
+    Ciphertext mod_raise(const Ciphertext& a, std::size_t level) const;
 
 private:
     Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
+    Ciphertext raised_automorphism(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
     const SwitchingKey& galois_key(const Ciphertext& a, const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
     struct Operands;
-    Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b) const;
+    Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool raised_ok = false) const;
     std::shared_ptr<const Context> ctx_;
     bool merged_ = true;
 };

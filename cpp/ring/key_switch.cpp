@@ -107,7 +107,7 @@ std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& pa
     return out;
 }
 
-void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v, std::uint64_t galois) {
+void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v) {
     if (digits.empty()) throw std::invalid_argument("KSKInnerProd: no digits");
     if (digits.size() > key.digits())
         throw std::invalid_argument("KSKInnerProd: " + std::to_string(digits.size()) + " digits but the key has " + std::to_string(key.digits()));
@@ -135,9 +135,8 @@ void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key,
         ka.push_back(key_limbs(key.a[offset + j]));
     }
     if (digits[0].form() != Form::Eval) throw std::invalid_argument("KSKInnerProd: digits must be in evaluation form");
-    const std::uint32_t* perm = galois == 1 ? nullptr : ring.automorphism_perm(galois).data();
-    ring.backend().dot(u.refs(), dl, kb, perm);
-    ring.backend().dot(v.refs(), dl, ka, perm);
+    ring.backend().dot(u.refs(), dl, kb);
+    ring.backend().dot(v.refs(), dl, ka);
 }
 
 Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {

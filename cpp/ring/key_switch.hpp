@@ -32,20 +32,30 @@ struct SwitchingKey {
     std::size_t digits() const { return b.size(); }
 };
 
+/// A BV (digit-decomposition) switching key from s to s' over the first q_limbs() primes of Q, without
+/// special primes: parts[i] = (b_i, a_i) with b_i + a_i s' = e_i + B^i s, B = 2^digit_bits. For switching
+/// over a small modulus where a hybrid key's P would be too large for the target secret (bootstrapping's
+/// encapsulation into a sparse secret over q0). key_id: the key set it belongs to.
+struct DigitSwitchingKey {
+    std::vector<std::pair<Poly, Poly>> parts;
+    int digit_bits = 0;
+    std::uint64_t key_id = 0;
+    std::size_t q_limbs() const { return parts.empty() ? 0 : parts[0].first.q_limbs(); }
+};
+
 /// Decomp + ModUp of c (basis Q, evaluation form): one polynomial per non-empty digit, basis Q_l U P,
 /// evaluation form.
 std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition);
 
 /// MAD's per-limb caching in ModUp (on by default): Decomp and iNTT of each limb in one pass. With Ember's
-/// Galois keys (s -> phi^-1(s)) a rotation permutes its results, not its input, so the automorphism of
-/// MAD's Rotate fusion has no place here. Process-wide, for measuring the technique on and off.
+/// Galois keys (s -> phi^-1(s)) a rotation permutes its results, not its input digits, so MAD's fusion of
+/// the automorphism into the inner product has no place (and no code) here. Process-wide, for measuring
+/// the technique on and off.
 void set_limb_fusion(bool on);
 bool limb_fusion();
 
 /// KSKInnerProd: u = sum_j digits[j] * key.b[j], v = sum_j digits[j] * key.a[j] over Q_l U P.
-/// galois != 1: the digits are first mapped by X -> X^galois (fused into the product, not materialized):
-/// the hoisted-rotation inner product.
-void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v, std::uint64_t galois = 1);
+void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key, Poly& u, Poly& v);
 
 /// Divides x (any form) by the product of its P primes (when basis QP) and of its top `drop_q` Q primes,
 /// rounding, and returns the result over the remaining Q primes in x's form. ModDown is

@@ -15,7 +15,9 @@ class LinearTransform:
     `diagonals` maps k to the vector diag_k[i] = M[i][(i + k) % n]; from_matrix() extracts them.
     The transform is encoded for ciphertexts of `slots` slots at `level` (default: the top) and returns
     M x at level - 1. apply(hoisted=True) is MAD's double-hoisted path (one ModUp for all baby steps,
-    one ModDown per giant step); hoisted=False rotates, multiplies and adds one diagonal at a time.
+    one ModDown per giant step, the last merged with the rescale: Evaluator::rotate_many_raised,
+    mul_plain_sum, mod_down, mod_down_rescale); hoisted=False is the unhoisted reference path
+    (LinearTransform::apply_reference: rotates, multiplies and adds one diagonal at a time).
     """
 
     def __init__(self, ctx: Context, diagonals: Mapping[int, np.ndarray], slots: Optional[int] = None,
@@ -52,7 +54,7 @@ class LinearTransform:
         gk = _ember.galois_keys_of(self._ctx._core, ct._core)
         if hoisted:
             return Ciphertext(self._ctx, self._core.apply(ct._core, gk))
-        return Ciphertext(self._ctx, self._core.apply_plain(ct._core, gk))
+        return Ciphertext(self._ctx, self._core.apply_reference(ct._core, gk))
 
     __call__ = apply
 

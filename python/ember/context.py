@@ -356,7 +356,8 @@ class Context:
             k.key_from_bytes(handle, "galois", f.read_bytes(), e)
         if (d / "from_sparse.key").is_file():
             k.key_from_bytes(handle, "from_sparse", (d / "from_sparse.key").read_bytes())
-            k.to_sparse_from_bytes(handle, [f.read_bytes() for f in sorted(d.glob("to_sparse-*.ct"))])
+            k.to_sparse_from_bytes(handle, [f.read_bytes() for f in sorted(d.glob("to_sparse-*.ct"))],
+                                   int(self.params.bootstrap_config.encaps_digit_bits))
         self._core.set_eval_keys(k.relin, k.galois)
         self._register_boot_keys(k)
 

@@ -662,8 +662,8 @@ TEST(BootstrapCircuits, LinearTransformWithExplicitScales) {
     const double u = std::sqrt(2.0 * static_cast<double>(n * c.params().n()));
     const double bound = static_cast<double>(diags.size()) * 12 * u / in_scale + 8 * u / out_scale;
     for (bool hoisted : {true, false}) {
-        SCOPED_TRACE(hoisted ? "apply (hoisted)" : "apply_plain");
-        const Ciphertext y = hoisted ? lt.apply(ct, *e.keys.galois) : lt.apply_plain(ct, *e.keys.galois);
+        SCOPED_TRACE(hoisted ? "apply (hoisted)" : "apply_reference");
+        const Ciphertext y = hoisted ? lt.apply(ct, *e.keys.galois) : lt.apply_reference(ct, *e.keys.galois);
         EXPECT_EQ(y.level(), level - 1);
         EXPECT_EQ(y.scale, out_scale);
         const double err = max_err(c.decrypt(y, *e.keys.secret), want);

@@ -328,12 +328,10 @@ TEST(Ring, LimbFusionInModUpIsBitIdentical) {
 }
 
 TEST(Ring, KskInnerProductMatchesPerDigitProducts) {
-    // u = sum_j phi_k(digit_j) * b_{offset + j}, v likewise with a, over Q_l U P; phi_1 = identity. The reference
-    // materializes the automorphism and multiplies digit by digit.
+    // u = sum_j digit_j * b_{offset + j}, v likewise with a, over Q_l U P. The reference multiplies digit by digit.
     std::mt19937_64 rng(20);
     for (int log_n : {4, 9}) {
         auto ring = make_ring(log_n);
-        const u64 two_n = 2 * ring->n();
         for (std::size_t dnum : {1, 2, 3}) {
             const auto part = digit_partition(ring->q_count(), dnum);
             SwitchingKey key;
@@ -348,18 +346,16 @@ TEST(Ring, KskInnerProductMatchesPerDigitProducts) {
                 poly_to_eval(c);
                 const auto digits = mod_up_digits(c, part);
                 const std::size_t offset = key.digits() - digits.size();
-                for (u64 k : {u64(1), u64(5), two_n - 1, u64(25) % two_n, u64(3)}) {
-                    SCOPED_TRACE("N = 2^" + std::to_string(log_n) + " dnum " + std::to_string(dnum) + " q_limbs " + std::to_string(ql) +
-                                 " galois " + std::to_string(k));
+                {
+                    SCOPED_TRACE("N = 2^" + std::to_string(log_n) + " dnum " + std::to_string(dnum) + " q_limbs " + std::to_string(ql));
                     Poly u, v;
-                    ksk_inner_product(digits, key, u, v, k);
+                    ksk_inner_product(digits, key, u, v);
                     ASSERT_EQ(u.q_limbs(), ql);
                     ASSERT_EQ(u.basis(), Basis::QP);
                     ASSERT_EQ(u.form(), Form::Eval);
                     Poly ru, rv, t, d;
                     for (std::size_t j = 0; j < digits.size(); ++j) {
-                        if (k == 1) d = digits[j];
-                        else poly_automorph(d, digits[j], k);
+                        d = digits[j];
                         poly_mul(t, d, restrict_to(key.b[offset + j], ql));
                         if (j == 0) ru = t; else poly_add(ru, ru, t);
                         poly_mul(t, d, restrict_to(key.a[offset + j], ql));

@@ -65,8 +65,8 @@ public:
     void neg(Limbs out, ConstLimbs a) override { in_->neg(out, a); }
     void mul(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->mul(out, a, b); }
     void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override { in_->mul_add(out, a, b); }
-    void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b, const std::uint32_t* perm_a) override {
-        in_->dot(out, a, b, perm_a);
+    void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) override {
+        in_->dot(out, a, b);
     }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool acc) override { in_->mul_const(out, a, c, acc); }
     void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override { in_->add_const(out, a, c); }

@@ -160,27 +160,17 @@ public:
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_mul_add(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
         if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 3, 1); }
     }
-    void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b,
-             const std::uint32_t* perm_a) override {
+    void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) override {
         if (a.size() != b.size() || a.empty()) throw std::invalid_argument("dot: need the same positive number of terms on both sides");
         for (std::size_t t = 0; t < a.size(); ++t) { check(out, a[t].size(), "dot"); check(out, b[t].size(), "dot"); }
-        trace::Scope s(perm_a ? "dot_automorph" : "dot");
+        trace::Scope s("dot");
         const std::size_t terms = a.size();
         pool_.parallel_for(out.size(), [&](std::size_t l) {
             const std::size_t n = n_of(out[l]);
             std::vector<const u64*> A(terms), B(terms);
-            std::vector<u64> gathered;
-            if (perm_a) gathered.resize(terms * n);
             for (std::size_t t = 0; t < terms; ++t) {
+                A[t] = a[t][l];
                 B[t] = b[t][l];
-                if (perm_a) {  // gather one limb of each digit while it is in cache
-                    u64* g = gathered.data() + t * n;
-                    const u64* src = a[t][l];
-                    for (std::size_t i = 0; i < n; ++i) g[i] = src[perm_a[i]];
-                    A[t] = g;
-                } else {
-                    A[t] = a[t][l];
-                }
             }
             vec_dot(out[l].data, A.data(), B.data(), terms, n, out[l].mod());
         });

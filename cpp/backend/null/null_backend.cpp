@@ -41,7 +41,7 @@ public:
     void neg(Limbs, ConstLimbs) override {}
     void mul(Limbs, ConstLimbs, ConstLimbs) override {}
     void mul_add(Limbs, ConstLimbs, ConstLimbs) override {}
-    void dot(Limbs, const std::vector<std::vector<const u64*>>&, const std::vector<std::vector<const u64*>>&, const std::uint32_t*) override {}
+    void dot(Limbs, const std::vector<std::vector<const u64*>>&, const std::vector<std::vector<const u64*>>&) override {}
     void mul_const(Limbs, ConstLimbs, std::span<const MulConst>, bool) override {}
     void add_const(Limbs, ConstLimbs, std::span<const u64>) override {}
     void sub_mul_const(Limbs, ConstLimbs, ConstLimbs, std::span<const MulConst>) override {}
