@@ -559,7 +559,7 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
                                  std::to_string(a.c0.q_limbs()));
     if (key.digit_bits < 1 || key.digit_bits > 30) cannot("key_switch", "digit_bits must be in [1, 30], got " + std::to_string(key.digit_bits));
     oprec::Op rec("key_switch_digits");
-    rec.in(a);
+    rec.in(a).arg("digits", static_cast<long long>(key.parts.size()));
     // Balanced digits of c1 in base B = 2^digit_bits, each times the key's part: c0 + sum d_i b_i, sum d_i a_i.
     const RingContext& ring = *ctx_->ring();
     Poly c1 = a.c1;

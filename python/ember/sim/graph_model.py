@@ -16,7 +16,7 @@ from .kernels import Ct, EmberModel, Ring, Tensor
 UNTRACED = {"memcpy", "memset", "mod_raise"}
 # Operations of the raised basis and ModRaise (the api issue's public operations): modelled from their code,
 # not yet checked against measured counters here (tests treat a mismatch on these as an expected failure).
-UNVERIFIED = {"key_switch", "rotate_many_raised", "mod_down", "mod_down_rescale", "mul_plain_sum", "mod_raise"}
+UNVERIFIED = {"key_switch", "key_switch_digits", "rotate_many_raised", "mod_down", "mod_down_rescale", "mul_plain_sum", "mod_raise"}
 
 
 def _levels(graph, node) -> list[int]:
@@ -101,6 +101,18 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
         uu = m.divide_by_dropped(u, 0)
         m.divide_by_dropped(v, 0)
         m.add(m.tmp(q), a.c0, uu)
+    elif op == "key_switch_digits":  # BV switch over q0: c1 to coefficients, each digit to NTT form, two mul_adds
+        a = m.ciphertext(1)
+        t = m.tmp(1, name="ksd.c1")
+        m.memcpy(t, a.c1)
+        m.ntt(t, [0], inverse=True)
+        c0, v = m.tmp(1, name="ksd.c0"), m.tmp(1, name="ksd.v")
+        m.memcpy(c0, a.c0)
+        for d in range(int(params.get("digits", 1))):
+            dig, kb, ka = m.tmp(1, name=f"ksd.d{d}"), m.tmp(1, name=f"ksd.b{d}"), m.tmp(1, name=f"ksd.a{d}")
+            m.ntt(dig, [0], inverse=False)
+            m.mul_add(c0, dig, kb)
+            m.mul_add(v, dig, ka)
     elif op == "rotate_many_raised":
         a = m.ciphertext(q)
         steps = params.get("steps", [1] * outputs)
