@@ -35,6 +35,10 @@ class CkksParams:
         p.hamming_weight, p.sigma, p.insecure, p.special_mod_bits = hamming_weight, sigma, insecure, special_mod_bits
         p.finalize()
         object.__setattr__(self, "_core", p)
+        object.__setattr__(self, "_recipe", dict(
+            kind="ckks", log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
+            secret=secret, hamming_weight=hamming_weight, sigma=sigma, insecure=insecure,
+            special_mod_bits=special_mod_bits))
 
     bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
 
@@ -93,7 +97,28 @@ class CkksParams:
         self = cls.__new__(cls)
         object.__setattr__(self, "_core", core)
         object.__setattr__(self, "bootstrap_config", cfg)
+        object.__setattr__(self, "_recipe", dict(
+            kind="bootstrappable", log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
+            hamming_weight=hamming_weight, dnum=dnum, cts_levels=cts_levels, stc_levels=stc_levels,
+            insecure=insecure, cts_bits=cts_bits, stc_bits=stc_bits, special_bits=special_bits,
+            first_mod_bits=first_mod_bits, **options))
         return self
+
+    def recipe(self) -> dict:
+        """The constructor call that makes this set, as plain JSON-able data (CkksParams.from_recipe() rebuilds
+        it): how another process (a worker) makes the same parameters."""
+        return dict(self._recipe)
+
+    @classmethod
+    def from_recipe(cls, recipe: dict) -> "CkksParams":
+        """The parameter set described by recipe() (ValueError on anything else)."""
+        if not isinstance(recipe, dict) or recipe.get("kind") not in ("ckks", "bootstrappable"):
+            raise ValueError(f"not a CkksParams recipe: {recipe!r}")
+        kw = {k: v for k, v in recipe.items() if k != "kind"}
+        try:
+            return cls.bootstrappable(**kw) if recipe["kind"] == "bootstrappable" else cls(**kw)
+        except TypeError as e:
+            raise ValueError(f"bad CkksParams recipe: {e}") from None
 
     def __getattr__(self, name):
         if name == "_core":

@@ -1,0 +1,176 @@
+"""What executors run: a Program is a list of Tasks over numbered sources (the program's inputs). A task is one
+operation -- an evaluator operation of a captured graph node, or a call of a Python function (traced on the
+worker) -- whose arguments are sources or outputs of earlier tasks.
+
+Programs come from
+  Program.batch(fn, n)          n independent calls fn(ctx, x_i) (a batch of tasks)
+  Program.call(fn, n_args)      one call fn(ctx, *args) (a traced Python function as one task)
+  Program.from_graph(graph)     one task per node of an ember.graph.Graph (captured live or symbolically)
+
+execute() is what a worker runs for one task (in a pool process or a Dask worker).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .packet import Packet
+
+
+class TaskError(RuntimeError):
+    """A task raised on a worker: the message names its node, its operation and the worker. Not retried."""
+
+
+# (kind, index, output): ("in", i, 0) is source i; ("node", t, j) is output j of task t.
+Ref = tuple
+
+
+@dataclass
+class Task:
+    id: int
+    op: str
+    args: list                      # [Ref]
+    params: dict = field(default_factory=dict)
+    fn: Optional[Callable] = None   # op == "call"
+
+    @property
+    def label(self) -> str:
+        return f"node {self.id} ({getattr(self.fn, '__name__', 'call') if self.op == 'call' else self.op})"
+
+    def deps(self) -> list[int]:
+        return sorted({r[1] for r in self.args if r[0] == "node"})
+
+
+@dataclass
+class Program:
+    tasks: list
+    n_sources: int
+    outputs: list                   # [Ref]: what run() returns
+    graph: object = None            # the ember.graph.Graph it came from, if any
+
+    @classmethod
+    def batch(cls, fn: Callable, n: int) -> "Program":
+        """n independent tasks fn(ctx, x_i) -> ciphertext; source i is x_i, output i is task i's result."""
+        _check_fn(fn)
+        tasks = [Task(i, "call", [("in", i, 0)], fn=fn) for i in range(n)]
+        return cls(tasks, n, [("node", i, 0) for i in range(n)])
+
+    @classmethod
+    def call(cls, fn: Callable, n_args: int) -> "Program":
+        _check_fn(fn)
+        return cls([Task(0, "call", [("in", i, 0) for i in range(n_args)], fn=fn)], n_args, [("node", 0, 0)])
+
+    @classmethod
+    def from_graph(cls, graph) -> "Program":
+        """One task per node. The graph's sources (values no node made, in id order) are the program's inputs;
+        its outputs are graph.outputs (or, if none are marked, the values no node reads)."""
+        producer, sources = {}, sorted(v.id for v in graph.values.values() if v.producer is None)
+        src_index = {v: i for i, v in enumerate(sources)}
+        tasks = []
+        for n in graph.nodes:
+            if n.op not in OPS:
+                raise ValueError(f"node {n.id} ({n.op}): cannot be executed from a graph: "
+                                 f"{UNSUPPORTED.get(n.op, 'unknown operation')}")
+            args = [("node", *producer[v]) if v in producer else ("in", src_index[v], 0) for v in n.inputs]
+            tasks.append(Task(n.id, n.op, args, dict(n.params)))
+            for j, v in enumerate(n.outputs):
+                producer[v] = (n.id, j)
+        outs = list(graph.outputs)
+        if not outs:
+            read = {v for n in graph.nodes for v in n.inputs}
+            outs = [v for n in graph.nodes for v in n.outputs if v not in read]
+        refs = [("node", *producer[v]) if v in producer else ("in", src_index[v], 0) for v in outs]
+        p = cls(tasks, len(sources), refs, graph)
+        p.source_values = sources
+        return p
+
+    def check(self) -> None:
+        for t in self.tasks:
+            for r in t.args:
+                if r[0] == "in" and not 0 <= r[1] < self.n_sources:
+                    raise ValueError(f"{t.label}: source {r[1]} out of range")
+                if r[0] == "node" and r[1] >= t.id:
+                    raise ValueError(f"{t.label}: reads node {r[1]}, which is not earlier")
+
+
+def _check_fn(fn):
+    if not callable(fn):
+        raise TypeError(f"expected a function fn(ctx, *ciphertexts), got {type(fn).__name__}")
+
+
+# --- the operations a graph node can be ------------------------------------------------------------------------
+def _mul(ctx, a, p):
+    from ..context import Plaintext
+    if isinstance(a[1], Plaintext):
+        return [ctx.multiply(a[0], a[1])]
+    return [ctx.multiply(a[0], a[1], merged=bool(p.get("merged", 1)))]
+
+
+OPS = {
+    "add": lambda c, a, p: [a[0] + a[1]],
+    "sub": lambda c, a, p: [a[0] - a[1]],
+    "negate": lambda c, a, p: [-a[0]],
+    "add_plain": lambda c, a, p: [a[0] + a[1]],
+    "sub_plain": lambda c, a, p: [a[0] - a[1]],
+    "mul": _mul,
+    "multiply_relin": lambda c, a, p: [c.multiply(a[0], a[1], rescale=False)],
+    "mul_plain": lambda c, a, p: [c.multiply(a[0], a[1], rescale=False)],
+    "rescale": lambda c, a, p: [a[0].rescale()],
+    "drop_to_level": lambda c, a, p: [a[0].drop_to_level(int(p["level"]))],
+    "rotate": lambda c, a, p: [a[0].rotate(int(p["steps"]))],
+    "rotate_many": lambda c, a, p: a[0].rotate_many([int(s) for s in p["steps"]]),
+    "conjugate": lambda c, a, p: [a[0].conjugate()],
+}
+UNSUPPORTED = {k: "the graph does not record its constant or vector (capture the program as a function instead: "
+                  "Program.call / Executor.map)"
+               for k in ("add_const", "add_vector", "mul_const", "mul_vector", "mul_int", "mul_round",
+                         "linear_combination")}
+UNSUPPORTED.update({k: "an internal operation of a circuit; run the circuit as a function instead"
+                    for k in ("relinearize", "adjust_to", "automorphism")})
+
+
+def worker_name() -> str:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *packets: Packet,
+            profile: bool = False) -> Packet:
+    """Runs one task on this worker: opens (validates) its inputs -- args[k] = (packet index, output index) --,
+    applies the operation, times it. Any failure is a TaskError naming the node, its op and the worker."""
+    from .keys import context_for
+    where = worker_name()
+    ctx = context_for(ident)
+    try:
+        opened = [p.open(ctx, reader=label) for p in packets]
+    except ValueError as e:
+        raise TaskError(f"{label} on worker {where}: {e}") from None
+    xs = [opened[i][j] for i, j in args]
+    prof = None
+    t0 = time.perf_counter()
+    try:
+        if op == "call":
+            if profile:
+                from .. import graph as _graph
+                with _graph.capture(ctx) as g:
+                    out = fn(ctx, *xs)
+                prof = [[n.op, n.level, n.seconds] for n in g.nodes]
+            else:
+                out = fn(ctx, *xs)
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        else:
+            outs = OPS[op](ctx, xs, params)
+    except Exception as e:  # noqa: BLE001 -- reported to the client with the node, never retried
+        raise TaskError(f"{label} failed on worker {where}: {type(e).__name__}: {e}") from None
+    seconds = time.perf_counter() - t0
+    from ..context import Ciphertext, Plaintext
+    for o in outs:
+        if not isinstance(o, (Ciphertext, Plaintext)):
+            raise TaskError(f"{label} on worker {where}: returned {type(o).__name__}, expected ember ciphertexts")
+    return Packet(label, outs, seconds, where, prof)
