@@ -91,7 +91,7 @@ class Executor:
         for i, x in enumerate(inputs):
             if not isinstance(x, (Ciphertext, Plaintext)):
                 raise TypeError(f"input {i}: expected an ember Ciphertext or Plaintext, got {type(x).__name__}")
-            if x.context is not self.ctx if isinstance(x, Ciphertext) else x._ctx is not self.ctx:
+            if x._ctx is not self.ctx:
                 raise ValueError(f"input {i} belongs to another context than the executor's")
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
