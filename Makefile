@@ -11,7 +11,7 @@ VENV    := build/venv
 PY      := $(VENV)/bin/python
 JOBS    ?= $(shell nproc)
 APT_PKGS := cmake g++ make libssl-dev libgmp-dev libgtest-dev python3-venv python3-dev
-PY_PKGS  := numpy rich pytest scikit-build-core nanobind matplotlib
+PY_PKGS  := numpy rich pytest scikit-build-core nanobind matplotlib "dask[distributed]"
 
 .PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps py-deps install clean
 
@@ -58,7 +58,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 py-deps: $(PY)
-	@$(PY) -c "import numpy, rich, pytest, scikit_build_core, nanobind, matplotlib" 2>/dev/null || \
+	@$(PY) -c "import numpy, rich, pytest, scikit_build_core, nanobind, matplotlib, distributed" 2>/dev/null || \
 	  $(PY) -m pip install -q --disable-pip-version-check $(PY_PKGS)
 
 install: apt-deps py-deps
