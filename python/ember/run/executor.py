@@ -38,6 +38,17 @@ class RunResult:
                 n.seconds = self.node_seconds[n.id]
         return g
 
+    def run_record(self, graph) -> dict:
+        """{"tasks": [{"op", "level", "seconds", "device", "count"}]} for CostTable.update_from_run(): every node's
+        measured time on the worker that ran it (device: the worker's name)."""
+        tasks = []
+        for n in graph.nodes:
+            if n.id in self.node_seconds:
+                count = len(n.outputs) if n.op == "rotate_many" else 1
+                tasks.append({"op": n.op, "level": n.level, "seconds": self.node_seconds[n.id],
+                              "device": self.node_worker.get(n.id, ""), "count": count})
+        return {"tasks": tasks}
+
 
 class Executor:
     """Base class: subclasses implement _run(program, packets, placement, timeout, progress, profile) and

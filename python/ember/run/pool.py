@@ -304,7 +304,12 @@ class _Run:
                     self.fn_blobs[fn_key] = _dumps_fn(t.fn)
                 blob = self.fn_blobs[fn_key]
             msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile)
-            w.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            try:
+                w.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            except OSError:  # the worker died before we noticed: the task goes back, the worker is replaced
+                self.ready.appendleft(tid)
+                self.pool._died(w, self)
+                continue
             w.state, w.task = "busy", tid
 
     def done(self, w: _Worker, tid: int, packet: Packet) -> None:

@@ -1,0 +1,280 @@
+"""ember.run: the local pool and the Dask executor on 127.0.0.1 (small rings; N = 2^12).
+
+Error bounds: at N = 2^12, scale 2^40, a product plus a rotation of values in [-1, 1] is within 1e-6 of the float64
+result (fresh noise ~2^-30 relative, key switching adds less); a logistic-regression step (three levels, sums of
+up to 2^11 terms) within 1e-3."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ember
+from ember.run import (KeyBundle, LocalPool, Packet, Program, SecretKeyRefused, TaskError, save_eval_keys,
+                       workloads)
+from ember.run.program import execute
+
+BOUND = 1e-6
+
+# the task functions below live in this test module, which workers cannot import: ship them by value
+import cloudpickle  # noqa: E402
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def setup():
+    ctx = ember.Context(ember.CkksParams(log_n=12, levels=4, log_scale=40, dnum=1, insecure=True), threads=1)
+    keys = ctx.keygen(rotations=sorted({1} | set(workloads.WORKLOADS["lr"]["rotations"](ctx.slots))))
+    rng = np.random.default_rng(7)
+    # users' data: a non-zero mean, a constant vector, extremes of the range
+    xs = [0.3 + 0.5 * rng.uniform(-1, 1, ctx.slots), np.full(ctx.slots, -0.75), rng.choice([-1.0, 1.0], ctx.slots),
+          rng.uniform(-1, 1, ctx.slots), np.linspace(-1, 1, ctx.slots), 1e-3 * rng.standard_normal(ctx.slots)]
+    cts = [ctx.encrypt(x, keys.public) for x in xs]
+    return ctx, keys, xs, cts
+
+
+def _check(ctx, keys, xs, outs, ref, bound=BOUND):
+    assert len(outs) == len(xs)
+    for x, o in zip(xs, outs):
+        err = np.abs(ctx.decrypt(o, keys.secret) - ref(x)).max()
+        assert err < bound, err
+
+
+def slow_mul_rotate(ctx, x):
+    time.sleep(0.4)
+    return (x * x).rotate(1)
+
+
+def failing(ctx, x):
+    raise ValueError("this task fails on purpose")
+
+
+def sleeper(ctx, x):
+    time.sleep(30)
+    return x
+
+
+# --- local pool ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pool(setup):
+    ctx, keys, _, _ = setup
+    with LocalPool(ctx, keys, workers=2) as p:
+        yield p
+
+
+def test_pool_map_matches_numpy(setup, pool):
+    ctx, keys, xs, cts = setup
+    res = pool.map(workloads.mul_rotate, cts)
+    _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+    assert sorted(res.node_seconds) == list(range(len(cts)))
+    assert all(s > 0 for s in res.node_seconds.values())
+    assert len(set(res.node_worker.values())) == 2          # both workers took tasks
+    assert res.workers_lost == 0 and res.tasks_rerun == 0
+
+
+def test_pool_lr_and_lambda(setup, pool):
+    ctx, keys, xs, cts = setup
+    res = pool.map(workloads.lr_step, cts[:3])
+    _check(ctx, keys, xs[:3], res.outputs, workloads.lr_step_ref, bound=1e-3)
+    res = pool.call(lambda c, a, b: a * b + a, cts[0], cts[1], profile=True)   # a traced function, one task
+    err = np.abs(ctx.decrypt(res.outputs[0], keys.secret) - (xs[0] * xs[1] + xs[0])).max()
+    assert err < BOUND
+    assert [p[0] for p in res.profile[0]] == ["mul", "add"]                       # its operations, timed
+
+
+def test_pool_task_error_names_node(setup, pool):
+    ctx, keys, xs, cts = setup
+    with pytest.raises(TaskError, match=r"node \d \(failing\) failed on worker .*ValueError: this task fails on purpose"):
+        pool.run(Program.batch(failing, 2), cts[:2])
+    _check(ctx, keys, xs[:2], pool.map(workloads.mul_rotate, cts[:2]).outputs, workloads.mul_rotate_ref)  # usable
+
+
+def test_pool_timeout_is_clear(setup, pool):
+    ctx, keys, xs, cts = setup
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"timed out after 1 s with 0 of 1 tasks done; waiting for node 0 \(sleeper\)"):
+        pool.map(sleeper, cts[:1], timeout=1.0)
+    assert time.monotonic() - t0 < 20
+    _check(ctx, keys, xs[:2], pool.map(workloads.mul_rotate, cts[:2]).outputs, workloads.mul_rotate_ref)
+
+
+def test_pool_worker_killed_mid_run(setup):
+    ctx, keys, xs, cts = setup
+    with LocalPool(ctx, keys, workers=2) as p:
+        victim = p.worker_pids()[0]
+
+        def kill_after_first(done, total):  # 0.2 s later, each worker is in the middle of a 0.4 s task
+            if done == 1:
+                threading.Timer(0.2, os.kill, (victim, signal.SIGKILL)).start()
+        res = p.map(slow_mul_rotate, cts, progress=kill_after_first)
+        _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+        assert res.workers_lost >= 1 and res.tasks_rerun >= 1
+        assert victim not in p.worker_pids()
+
+
+def test_secret_key_never_reaches_a_worker(setup, tmp_path):
+    ctx, keys, _, _ = setup
+    with pytest.raises(SecretKeyRefused):
+        KeyBundle.from_keys(ctx, keys.secret)
+    secret = keys.secret.to_bytes(export_secret=True)
+    b = KeyBundle(recipe=ctx.params.recipe(), relin=secret, galois=keys.galois.to_bytes())
+    with pytest.raises(SecretKeyRefused, match="refuses to load secret keys"):
+        b.install()
+    save_eval_keys(tmp_path, ctx, keys)
+    (tmp_path / "oops.key").write_bytes(secret)   # a secret key left in the key directory
+    with pytest.raises(RuntimeError, match="oops.key: this is a secret key"):
+        LocalPool(ctx, KeyBundle.from_directory(tmp_path), workers=1)
+
+
+def test_key_directory(setup, tmp_path):
+    ctx, keys, xs, cts = setup
+    names = save_eval_keys(tmp_path, ctx, keys)
+    assert sorted(names) == ["galois.key", "params.json", "relin.key"]
+    with LocalPool(ctx, KeyBundle.from_directory(tmp_path), workers=1) as p:
+        _check(ctx, keys, xs[:2], p.map(workloads.mul_rotate, cts[:2]).outputs, workloads.mul_rotate_ref)
+    with pytest.raises(ValueError, match="not a key directory"):
+        KeyBundle.from_directory(tmp_path / "missing")
+
+
+def test_corrupted_value_names_the_node(setup):
+    ctx, keys, _, cts = setup
+    bundle = KeyBundle.from_keys(ctx, keys)
+    bundle.install()
+    data = bytearray(cts[0].to_bytes())
+    data[200] ^= 0xFF
+    bad = Packet("node 3 (mul)", [bytes(data)])
+    with pytest.raises(TaskError, match=r"node 3 \(mul\), read by node 4 \(rotate\) failed validation"):
+        execute(bundle.ident, "node 4 (rotate)", "rotate", {"steps": 1}, None, [(0, 0)], bad)
+    with pytest.raises(ValueError, match="malformed header"):
+        Packet.loads([b"not json", b""])
+
+
+def _graph(ctx, keys, cts):
+    with ember.graph(ctx) as g:
+        ys = [(x * x).rotate(1) + x for x in cts[:4]]
+        for y in ys:
+            g.output(y)
+    return g
+
+
+def test_pool_runs_a_graph_placed_by_heft(setup, pool):
+    from ember.sched.costs import CostTable
+    from ember.sched.plan import schedule_graph
+    from ember.sched.platform import dask_workers
+    ctx, keys, xs, cts = setup
+    g = _graph(ctx, keys, cts)
+    table = CostTable()
+    table.update_from_graph(g, "cpu-1t")
+    sched = schedule_graph(g, dask_workers(2, bandwidth=1e9, latency=1e-4), table, "heft")
+    res = pool.run_graph(g, cts[:4], schedule=sched)
+    for x, o in zip(xs, res.outputs):
+        assert np.abs(ctx.decrypt(o, keys.secret) - (np.roll(x * x, -1) + x)).max() < BOUND
+    by_dev = {}
+    for t, d in sched.device.items():
+        by_dev.setdefault(d, set()).add(res.node_worker[t])
+    assert all(len(w) == 1 for w in by_dev.values())           # pinned: one worker per scheduled device
+    assert len({next(iter(w)) for w in by_dev.values()}) == len(by_dev)
+    mg = res.measured_graph(g)
+    assert all(n.seconds == res.node_seconds[n.id] for n in mg.nodes)
+    rec = res.run_record(g)
+    assert len(rec["tasks"]) == len(g.nodes) and rec["tasks"][0]["op"] == "mul"
+
+
+def test_graph_with_unrecorded_constant_is_refused(setup, pool):
+    ctx, keys, _, cts = setup
+    with ember.graph(ctx) as g:
+        g.output(cts[0] * 0.5)
+    with pytest.raises(ValueError, match=r"node 0 \(mul_const\): cannot be executed from a graph"):
+        pool.run_graph(g, cts[:1])
+
+
+# --- Dask -----------------------------------------------------------------------------------------------------------
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def dask_ex(setup):
+    from ember.run import DaskExecutor
+    ctx, keys, _, _ = setup
+    with DaskExecutor(ctx, keys, workers=2) as ex:
+        yield ex
+
+
+def test_dask_map_and_late_worker_gets_keys(setup, dask_ex):
+    ctx, keys, xs, cts = setup
+    res = dask_ex.map(workloads.mul_rotate, cts)
+    _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+    assert len(set(res.node_worker.values())) == 2
+    assert res.workers_lost == 0 and res.tasks_rerun == 0
+    dask_ex._cluster.scale(3)
+    dask_ex.client.wait_for_workers(3, timeout=60)
+    installed = dask_ex.client.run(lambda: sorted(__import__("ember.run.keys").run.keys._installed))
+    assert len(installed) == 3 and all(v == [dask_ex.bundle.ident] for v in installed.values())
+    new = sorted(set(installed) - set(res.node_worker.values()))[0]
+    prog = Program.batch(workloads.mul_rotate, 2)
+    idx = dask_ex.worker_names().index(new)
+    r2 = dask_ex.run(prog, cts[:2], placement={0: idx, 1: idx})
+    assert set(r2.node_worker.values()) == {new}
+    _check(ctx, keys, xs[:2], r2.outputs, workloads.mul_rotate_ref)
+    dask_ex._cluster.scale(2)
+
+
+def test_dask_task_error_and_timeout(setup, dask_ex):
+    ctx, keys, xs, cts = setup
+    with pytest.raises(TaskError, match=r"node 0 \(failing\) failed on worker tcp://127\.0\.0\.1"):
+        dask_ex.run(Program.batch(failing, 1), cts[:1])
+    with pytest.raises(TimeoutError, match=r"waiting for node 0 \(sleeper\)"):
+        dask_ex.map(sleeper, cts[:1], timeout=1.0)
+
+
+def test_dask_refuses_secret_key(setup):
+    from ember.run import DaskExecutor
+    ctx, keys, _, _ = setup
+    b = KeyBundle(recipe=ctx.params.recipe(), relin=keys.secret.to_bytes(export_secret=True))
+    with pytest.raises(Exception, match="secret key"):
+        DaskExecutor(ctx, b, workers=1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_dask_cli_workers_one_killed(setup):
+    """`dask scheduler` and two `dask worker` processes (no nanny: a killed worker stays dead) on 127.0.0.1; one
+    worker is SIGKILLed in the middle of the run; every output must still decrypt correctly."""
+    from ember.run import DaskExecutor
+    ctx, keys, xs, cts = setup
+    port = _free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([dask, "worker", addr, "--nthreads", "1", "--no-nanny", "--host",
+                                           "127.0.0.1", "--no-dashboard"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with DaskExecutor(ctx, keys, address=addr) as ex:
+            ex.client.wait_for_workers(2, timeout=60)
+            pids = ex.client.run(os.getpid)
+            victim = sorted(pids.values())[0]
+            assert victim in [p.pid for p in procs[1:]]
+
+            def kill_after_first(done, total):
+                if done == 1:
+                    threading.Timer(0.2, os.kill, (victim, signal.SIGKILL)).start()
+            res = ex.map(slow_mul_rotate, cts, progress=kill_after_first, timeout=120)
+            _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+            assert res.workers_lost >= 1
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=30)
