@@ -221,7 +221,6 @@ def test_dask_map_and_late_worker_gets_keys(setup, dask_ex):
     r2 = dask_ex.run(prog, cts[:2], placement={0: idx, 1: idx})
     assert set(r2.node_worker.values()) == {new}
     _check(ctx, keys, xs[:2], r2.outputs, workloads.mul_rotate_ref)
-    dask_ex._cluster.scale(2)
 
 
 def test_dask_task_error_and_timeout(setup, dask_ex):

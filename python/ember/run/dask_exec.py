@@ -23,7 +23,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
 from .executor import Executor, RunResult
 from .packet import register_dask_serializers
-from .program import TaskError, execute
+from .program import TaskError, dumps_fn, execute
 
 register_dask_serializers()
 
@@ -116,9 +116,12 @@ class DaskExecutor(Executor):
         prefix = f"ember-{run_id}-"
         before = c.run_on_scheduler(_monitor_snapshot, prefix=prefix) if self._monitored else None
         addrs = self.worker_names()
-        src = c.scatter(packets, hash=False)
-        futs = {}
+        # program inputs go into the task graph (as Ember bytes), so that they are never lost with a worker
+        src = [c.submit(_source, p, key=f"{prefix}in-{i}", pure=False) for i, p in enumerate(packets)]
+        futs, blobs = {}, {}
         for t in program.tasks:
+            if t.fn is not None and id(t.fn) not in blobs:
+                blobs[id(t.fn)] = dumps_fn(t.fn)
             keys = []
             for r in t.args:
                 k = ("in", r[1]) if r[0] == "in" else ("node", r[1])
@@ -130,7 +133,7 @@ class DaskExecutor(Executor):
             pin = (placement or {}).get(t.id)
             if pin is not None and addrs:
                 kw.update(workers=[addrs[pin % len(addrs)]], allow_other_workers=True)
-            futs[t.id] = c.submit(execute, self.bundle.ident, t.label, t.op, t.params, t.fn, args, *deps,
+            futs[t.id] = c.submit(execute, self.bundle.ident, t.label, t.op, t.params, blobs.get(id(t.fn)), args, *deps,
                                   profile=profile, **kw)
         labels = {f.key: program.tasks[i].label for i, f in zip(itertools.count(), futs.values())}
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -169,11 +172,15 @@ class DaskExecutor(Executor):
             after = c.run_on_scheduler(_monitor_snapshot, prefix=prefix)
             if before is not None and after is not None:
                 lost = after[0] - before[0]
-                rerun = sum(max(0, n - 1) for k, n in after[1].items() if "-meta-" not in k)
+                rerun = sum(max(0, n - 1) for k, n in after[1].items() if k[len(prefix):].isdigit())
         outs = self._open_outputs(program, results, packets)
         c.cancel(list(futs.values()) + src)
         return RunResult(outs, seconds, {t: m[0] for t, m in meta.items()}, {t: m[1] for t, m in meta.items()},
                          lost, rerun, {t: m[2] for t, m in meta.items() if m[2] is not None})
+
+
+def _source(p):
+    return p
 
 
 def _meta(p):

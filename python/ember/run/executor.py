@@ -89,7 +89,7 @@ class Executor:
         placement = None
         if schedule is not None:
             names = list(schedule.devices)
-            placement = {int(t): names.index(d) for t, d in schedule.device.items()}
+            placement = {int(t): (int(d) if isinstance(d, int) else names.index(d)) for t, d in schedule.device.items()}
         return self.run(prog, list(inputs), placement=placement, **kw)
 
     def run(self, program: Program, inputs: Sequence, placement: Optional[dict] = None,

@@ -24,6 +24,10 @@ class Packet:
     def __repr__(self) -> str:
         return f"<ember.run.Packet {self.label}: {len(self.values)} value(s), {self.seconds * 1e3:.1f} ms on {self.worker}>"
 
+    def __reduce__(self):
+        # pickled (e.g. inside a Dask task graph) as Ember's byte frames, never as C++ objects
+        return (Packet.loads, (self.dumps(),))
+
     def to_frames(self) -> tuple[dict, list[bytes]]:
         header = {"label": self.label, "seconds": self.seconds, "worker": self.worker, "profile": self.profile}
         frames = [bytes(v) if isinstance(v, (bytes, bytearray, memoryview)) else v.to_bytes() for v in self.values]

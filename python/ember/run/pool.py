@@ -24,19 +24,9 @@ from typing import Optional
 from .executor import Executor, RunResult
 from .keys import KeyBundle
 from .packet import Packet
-from .program import TaskError, execute
+from .program import TaskError, dumps_fn, execute
 
 MAX_DEATHS_PER_TASK = 3
-
-
-def _dumps_fn(fn) -> bytes:
-    if fn is None:
-        return b""
-    try:
-        import cloudpickle
-        return cloudpickle.dumps(fn)
-    except ImportError:
-        return pickle.dumps(fn)
 
 
 def _worker_entry(fd: int, slot: int) -> None:
@@ -80,7 +70,7 @@ def _worker_main(conn, bundle: KeyBundle, slot: int) -> None:
                     store[inp[1]] = p
                     packets.append(p)
             if fn_key is not None and fn_key not in fns:
-                fns[fn_key] = pickle.loads(fn_blob)
+                fns[fn_key] = fn_blob
             out = execute(bundle.ident, label, op, params, fns.get(fn_key), args, *packets, profile=profile)
             store[("node", tid)] = out
             conn.send_bytes(pickle.dumps(("done", tid, out.dumps())))
@@ -301,7 +291,7 @@ class _Run:
             blob = b""
             if fn_key is not None:
                 if fn_key not in self.fn_blobs:
-                    self.fn_blobs[fn_key] = _dumps_fn(t.fn)
+                    self.fn_blobs[fn_key] = dumps_fn(t.fn)
                 blob = self.fn_blobs[fn_key]
             msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile)
             try:

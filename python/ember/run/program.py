@@ -132,6 +132,32 @@ UNSUPPORTED.update({k: "an internal operation of a circuit; run the circuit as a
                     for k in ("relinearize", "adjust_to", "automorphism")})
 
 
+_fn_cache: dict = {}
+
+
+def dumps_fn(fn) -> bytes:
+    """A task function as bytes (cloudpickle: functions of __main__ or of modules registered with
+    cloudpickle.register_pickle_by_value travel by value, others by reference -- importable on the workers)."""
+    if fn is None:
+        return b""
+    try:
+        import cloudpickle
+        return cloudpickle.dumps(fn)
+    except ImportError:
+        import pickle
+        return pickle.dumps(fn)
+
+
+def loads_fn(blob: bytes):
+    if not blob:
+        return None
+    fn = _fn_cache.get(blob)
+    if fn is None:
+        import pickle
+        fn = _fn_cache[blob] = pickle.loads(blob)
+    return fn
+
+
 def worker_name() -> str:
     try:
         from distributed import get_worker
@@ -147,6 +173,13 @@ def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *pack
     from .keys import context_for
     where = worker_name()
     ctx = context_for(ident)
+    if isinstance(fn, bytes):
+        try:
+            fn = loads_fn(fn)
+        except Exception as e:  # noqa: BLE001
+            raise TaskError(f"{label} on worker {where}: cannot load its function ({type(e).__name__}: {e}); "
+                            "define it in an importable module, in __main__, or register its module with "
+                            "cloudpickle.register_pickle_by_value") from None
     try:
         opened = [p.open(ctx, reader=label) for p in packets]
     except ValueError as e:
