@@ -60,6 +60,8 @@ class _progress:
 def _bench(args) -> int:
     from . import bench
 
+    if args.op == "dist":
+        return _bench_dist(args)
     ops = bench.OPS if args.op == "all" else [args.op]
     records = []
     for op in ops:
@@ -69,13 +71,13 @@ def _bench(args) -> int:
                 off = tuple(o for o in bench_boot.MAD_OPTIONS + bench_boot.GLOBAL_OPTIONS if getattr(args, "no_" + o))
                 with _progress(sys.stderr.isatty()) as step:
                     rec = bench_boot.run(log_n=args.log_n, levels=_or(args.levels, 9), log_scale=_or(args.log_scale, 44),
-                                         dnum=_or(args.dnum, 0), threads=args.threads, runs=_or(args.runs, 3),
+                                         dnum=_or(args.dnum, 0), threads=_or(args.threads, 2), runs=_or(args.runs, 3),
                                          slots=args.slots, secret=args.secret, insecure=args.insecure,
                                          seeded=not args.no_key_compression, off=off, progress=step,
                                          inputs=_shapes(args.inputs), iterations=args.iterations)
             else:
                 rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, 24), dnum=_or(args.dnum, 3),
-                                threads=args.threads, runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
+                                threads=_or(args.threads, 2), runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
                                 first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
                                 insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
         except ValueError as e:
@@ -93,6 +95,23 @@ def _bench(args) -> int:
     return 0
 
 
+def _bench_dist(args) -> int:
+    from .run import bench as dist
+    if (args.workers is None) == (args.scheduler is None):
+        print("ember bench dist: give --workers K (local) or --scheduler ADDR (a Dask cluster)", file=sys.stderr)
+        return 2
+    try:
+        dist.run(workload=args.workload, workers=args.workers, scheduler=args.scheduler, executor=args.executor,
+                 log_n=args.log_n, tasks=args.tasks, runs=_or(args.runs, 3), threads=_or(args.threads, 1),
+                 levels=args.levels, log_scale=args.log_scale, dnum=args.dnum, insecure=args.insecure,
+                 baseline=not args.no_baseline, key_dir=args.key_dir, timeout=args.timeout,
+                 emit=lambda r: print(json.dumps(r), flush=True), progress=sys.stderr.isatty())
+    except (ValueError, TimeoutError, RuntimeError) as e:
+        print(f"ember bench dist: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _info(args) -> int:
     from . import _ember
     print(json.dumps({"version": __import__("ember").__version__, "cpu": _ember.cpu_features()}))
@@ -105,11 +124,11 @@ def main(argv=None) -> int:
 
     b = sub.add_parser("bench", help="time an operation; JSON lines on a pipe, a table on a terminal")
     b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul", "boot",
-                                  "all"], help="'all' runs every op but boot")
+                                  "all", "dist"], help="'all' runs every op but boot; 'dist': a workload on many workers")
     b.add_argument("--log-n", type=int, default=16)
     b.add_argument("--levels", type=int, default=None, help="levels (default 24; boot: 9 levels left after bootstrapping)")
     b.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 3; boot: 0 = smallest secure)")
-    b.add_argument("--threads", type=int, default=2)
+    b.add_argument("--threads", type=int, default=None, help="threads (default 2; dist: per worker, default 1)")
     b.add_argument("--runs", type=int, default=None, help="timed runs after one warm-up (default 10; boot: 3)")
     b.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50; boot: 44)")
     b.add_argument("--inputs", default="uniform_complex",
@@ -129,6 +148,16 @@ def main(argv=None) -> int:
     b.add_argument("--log-q", type=int, default=1200, help="heaan-mul: logQ, the modulus of fresh ciphertexts")
     b.add_argument("--log-p", type=int, default=30, help="heaan-mul: log of the rescaling factor p")
     b.add_argument("--breakdown", action="store_true", help="heaan-mul: time per function (CRT, NTT, iNTT, iCRT, extra)")
+    b.add_argument("--workload", choices=["batch", "lr", "boot"], default="batch",
+                   help="dist: batch (HE Mul + rotate), lr (a logistic-regression step) or boot (bootstrapping)")
+    b.add_argument("--workers", type=int, default=None, help="dist: K local worker processes")
+    b.add_argument("--scheduler", default=None, help="dist: a Dask scheduler address, e.g. tcp://HOST:8786")
+    b.add_argument("--executor", choices=["pool", "dask"], default="pool",
+                   help="dist with --workers: the local pool (default) or a Dask LocalCluster")
+    b.add_argument("--tasks", type=int, default=8, help="dist: independent tasks per run")
+    b.add_argument("--no-baseline", action="store_true", help="dist: skip the one-worker runs (no efficiency)")
+    b.add_argument("--key-dir", default=None, help="dist boot: key directory every worker can read (default: a temp dir)")
+    b.add_argument("--timeout", type=float, default=1800.0, help="dist: seconds before a run is abandoned")
     b.set_defaults(fn=_bench)
 
     i = sub.add_parser("info", help="version and CPU features")

@@ -1,0 +1,144 @@
+"""`ember bench dist`: a workload of independent tasks on K local workers or a Dask cluster, one JSON object per run.
+
+Fields: workload, executor, workers, threads, tasks, log_n, seconds (the run's wall time), precision_bits (worst
+output against numpy), complete (every output arrived and is within the workload's precision), workers_lost,
+tasks_rerun, task_seconds (median of the tasks' measured times on the workers), overhead_per_task_s (what the run
+cost beyond the tasks' own time, per task and worker: scheduling plus transfers), efficiency (t_1 / (K t_K) against
+the same tasks on one worker, when measured), run.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import tempfile
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from .workloads import WORKLOADS
+
+# levels / log_scale per ring for batch and lr (within the 128-bit bound with dnum = 3)
+DEFAULT_LEVELS = {12: 3, 13: 5, 14: 8, 15: 12, 16: 24}
+MIN_BITS = {"batch": 20.0, "lr": 10.0, "boot": 10.0}
+
+
+def _params(workload: str, log_n: int, levels: Optional[int], log_scale: Optional[int], dnum: Optional[int],
+            insecure: bool):
+    import ember
+    if workload == "boot":
+        return ember.CkksParams.bootstrappable(log_n=log_n, levels=levels or 2, insecure=insecure,
+                                               **({"log_scale": log_scale} if log_scale else {}))
+    floor = 5 if workload == "lr" else 1   # lr: five products deep
+    return ember.CkksParams(log_n=log_n, levels=levels or max(floor, DEFAULT_LEVELS.get(log_n, 8)),
+                            log_scale=log_scale or (50 if log_n >= 16 else 40), dnum=3 if dnum is None else dnum,
+                            insecure=insecure)
+
+
+def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional[str] = None,
+        executor: str = "pool", log_n: int = 13, tasks: int = 8, runs: int = 3, threads: int = 1,
+        levels: Optional[int] = None, log_scale: Optional[int] = None, dnum: Optional[int] = None,
+        insecure: bool = False, baseline: bool = True, key_dir: Optional[str] = None, timeout: float = 1800.0,
+        emit: Optional[Callable[[dict], None]] = None, progress: bool = False) -> list[dict]:
+    import ember
+    from .keys import KeyBundle, save_eval_keys
+    if workload not in WORKLOADS:
+        raise ValueError(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
+    if tasks < 1 or runs < 1:
+        raise ValueError("--tasks and --runs must be >= 1")
+    if scheduler is None and (workers is None or workers < 1):
+        raise ValueError("--workers must be >= 1")
+    w = WORKLOADS[workload]
+    params = _params(workload, log_n, levels, log_scale, dnum, insecure)
+    ctx = ember.Context(params, threads=2)
+    rng = np.random.default_rng(1)
+    tmp = None
+    if workload == "boot":
+        keys = ctx.keygen(bootstrapping=True)
+        if key_dir is None:
+            tmp = tempfile.TemporaryDirectory(prefix="ember-keys-")
+            key_dir = tmp.name
+        save_eval_keys(key_dir, ctx)              # bootstrapping keys, one file each; the secret key stays here
+        bundle = KeyBundle.from_directory(key_dir, threads=threads)
+    else:
+        keys = ctx.keygen(rotations=w["rotations"](ctx.slots))
+        bundle = KeyBundle.from_keys(ctx, keys, threads=threads)
+    xs = [rng.uniform(-1, 1, ctx.slots) * (0.5 if workload == "lr" else 1.0) for _ in range(tasks)]
+    cts = [ctx.encrypt(x, keys.public, level=w["level"]) for x in xs]
+    refs = [w["ref"](x) for x in xs]
+
+    if scheduler is not None:
+        from .dask_exec import DaskExecutor
+        ex = DaskExecutor(ctx, bundle, address=scheduler)
+        ex.client.wait_for_workers(1, timeout=120)
+        name = "dask"
+    elif executor == "dask":
+        from .dask_exec import DaskExecutor
+        ex = DaskExecutor(ctx, bundle, workers=workers, threads=threads)
+        name = "dask-local"
+    elif executor == "pool":
+        from .pool import LocalPool
+        ex = LocalPool(ctx, bundle, workers=workers, threads=threads)
+        name = "pool"
+    else:
+        raise ValueError(f"unknown executor {executor!r}: pool or dask")
+    records = []
+    try:
+        k = len(ex.worker_names())
+        base = None
+        if baseline and k > 1:      # the same tasks on one worker (all pinned to worker 0)
+            ex.map(w["fn"], cts[:1], timeout=timeout)                                   # warm-up
+            one = [ex.run(_batch(w["fn"], tasks), cts, placement={i: 0 for i in range(tasks)}, timeout=timeout)
+                   for _ in range(runs)]
+            base = statistics.median(r.seconds for r in one)
+        ex.map(w["fn"], cts[:min(k, tasks)], timeout=timeout)                            # warm-up: every worker
+        for i in range(runs):
+            bar = _Bar(tasks, f"{workload} run {i + 1}/{runs}") if progress else None
+            try:
+                res = ex.map(w["fn"], cts, timeout=timeout, progress=bar)
+            finally:
+                if bar is not None:
+                    bar.close()
+            errs = [float(np.abs(ctx.decrypt(o, keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
+            worst = max(errs) if errs else math.inf
+            bits = -math.log2(worst) if worst > 0 else 64.0
+            busy = sum(res.node_seconds.values())
+            rec = dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks, log_n=log_n,
+                       run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
+                       complete=len(res.outputs) == tasks and bits >= MIN_BITS[workload],
+                       workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
+                       task_seconds=statistics.median(res.node_seconds.values()),
+                       overhead_per_task_s=max(0.0, res.seconds * k - busy) / tasks,
+                       efficiency=(base / (k * res.seconds)) if base else None,
+                       one_worker_seconds=base)
+            records.append(rec)
+            if emit is not None:
+                emit(rec)
+    finally:
+        ex.close()
+        if tmp is not None:
+            tmp.cleanup()
+    return records
+
+
+def _batch(fn, n):
+    from .program import Program
+    return Program.batch(fn, n)
+
+
+class _Bar:
+    """A rich progress bar on stderr (the caller enables it on a terminal only)."""
+
+    def __init__(self, total: int, title: str):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        self._p = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), transient=True)
+        self._p.start()
+        self._t = self._p.add_task(title, total=total)
+        self._t0 = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        self._p.update(self._t, completed=done)
+
+    def close(self) -> None:
+        self._p.stop()
