@@ -144,7 +144,7 @@ def register_context(ctx) -> None:
 
 
 def _install(b: KeyBundle):
-    from ..context import Context, GaloisKeys, SwitchingKey
+    from ..context import Context
     from ..params import CkksParams
     with _lock:
         if b.ident in _installed:
