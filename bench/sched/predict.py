@@ -4,8 +4,8 @@ costs.
     build/venv/bin/python bench/sched/predict.py [--log-n 13] [--runs 3]
 
 1. `ember profile` measures the cost table (every level, median of 5 runs of each operation kind).
-2. A real program (HELR iteration + bootstrapping, insecure N = 2^13 parameters) runs live inside a graph capture,
-   `runs` times; its wall time is measured around the call.
+2. A real program (HELR iteration + bootstrapping, insecure N = 2^13 parameters) runs once to warm up, then live
+   inside a graph capture `runs` times; its wall time is measured around the call.
 3. Prediction = the HEFT schedule's makespan on `this:2` from the cost table (one device: the sum of node costs).
 4. Profile-guided: the table is updated from run 1's per-node times (the paper's PGO) and runs 2.. are predicted
    again. Prints JSON lines; the machine is a shared 2-core VM (noisy).
@@ -50,6 +50,7 @@ def main():
             grad = grad + grad.rotate(r)
         return (w + grad * 0.01).bootstrap()
     plat = this_machine(2)
+    prog()  # warm-up (first-touch memory, caches), not counted
     graphs, walls = [], []
     for _ in range(args.runs):
         with ember.graph(ctx) as g:
@@ -66,8 +67,8 @@ def main():
     pgo = [schedule_graph(g, plat, table, "heft").makespan for g in graphs[1:]]
     out.update(predicted_pgo_s=pgo, pgo_error_vs_node_time=[p / x - 1 for p, x in zip(pgo, nodes_s[1:])],
                pgo_error_vs_wall=[p / x - 1 for p, x in zip(pgo, walls[1:])],
-               note="wall time includes the linear transforms' ring-level work the graph does not see (until the "
-                    "api issue); node time is the graph's own operations")
+               note="node time: the graph's operations (since the circuits use only public operations, all of the "
+                    "program's kernels); wall time adds Python and encoding overhead")
     print(json.dumps(out))
     print(f"median wall {statistics.median(walls):.3f} s, node time {statistics.median(nodes_s):.3f} s, "
           f"predicted {pred:.3f} s (profile) / {statistics.median(pgo) if pgo else float('nan'):.3f} s (PGO)")
