@@ -105,7 +105,8 @@ def _bench_dist(args) -> int:
                  log_n=args.log_n, tasks=args.tasks, runs=_or(args.runs, 3), threads=_or(args.threads, 1),
                  levels=args.levels, log_scale=args.log_scale, dnum=args.dnum, insecure=args.insecure,
                  baseline=not args.no_baseline, key_dir=args.key_dir, timeout=args.timeout,
-                 emit=lambda r: print(json.dumps(r), flush=True), progress=sys.stderr.isatty())
+                 emit=lambda r: print(json.dumps(r), flush=True), progress=sys.stderr.isatty(),
+                 schedule=args.schedule)
     except (ValueError, TimeoutError, RuntimeError) as e:
         print(f"ember bench dist: {e}", file=sys.stderr)
         return 2
@@ -157,6 +158,8 @@ def main(argv=None) -> int:
     b.add_argument("--tasks", type=int, default=8, help="dist: independent tasks per run")
     b.add_argument("--no-baseline", action="store_true", help="dist: skip the one-worker runs (no efficiency)")
     b.add_argument("--key-dir", default=None, help="dist boot: key directory every worker can read (default: a temp dir)")
+    b.add_argument("--schedule", choices=["heft", "peft"], default=None,
+                   help="dist batch: run it as a captured graph placed by this schedule; report predicted vs measured")
     b.add_argument("--timeout", type=float, default=1800.0, help="dist: seconds before a run is abandoned")
     b.set_defaults(fn=_bench)
 

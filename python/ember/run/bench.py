@@ -39,7 +39,8 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         executor: str = "pool", log_n: int = 13, tasks: int = 8, runs: int = 3, threads: int = 1,
         levels: Optional[int] = None, log_scale: Optional[int] = None, dnum: Optional[int] = None,
         insecure: bool = False, baseline: bool = True, key_dir: Optional[str] = None, timeout: float = 1800.0,
-        emit: Optional[Callable[[dict], None]] = None, progress: bool = False) -> list[dict]:
+        emit: Optional[Callable[[dict], None]] = None, progress: bool = False,
+        schedule: Optional[str] = None) -> list[dict]:
     import ember
     from .keys import KeyBundle, save_eval_keys
     if workload not in WORKLOADS:
@@ -50,7 +51,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         raise ValueError("--workers must be >= 1")
     w = WORKLOADS[workload]
     params = _params(workload, log_n, levels, log_scale, dnum, insecure)
-    ctx = ember.Context(params, threads=2)
+    ctx = ember.Context(params, threads=threads)  # (as many threads as a worker: the captured graph's node times)
     rng = np.random.default_rng(1)
     tmp = None
     if workload == "boot":
@@ -85,6 +86,11 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
     records = []
     try:
         k = len(ex.worker_names())
+        if schedule is not None:
+            records = _scheduled(ex, ctx, keys, w, cts, refs, k, schedule, runs, timeout, emit,
+                                 dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks,
+                                      log_n=log_n))
+            return records
         base = None
         if baseline and k > 1:      # the same tasks on one worker (all pinned to worker 0)
             ex.map(w["fn"], cts[:1], timeout=timeout)                                   # warm-up
@@ -119,6 +125,37 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         if tmp is not None:
             tmp.cleanup()
     return records
+
+
+def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) -> list[dict]:
+    """The batch as a captured graph (one node per operation), placed by a HEFT / PEFT schedule on K workers whose
+    costs are this machine's per-node times from the capture (profile-guided) and whose links are measured between
+    two processes; the schedule's makespan (predicted) against the measured run."""
+    import ember
+    from ..sched.costs import CostTable
+    from ..sched.plan import schedule_graph
+    from ..sched.platform import dask_workers
+    with ember.graph(ctx) as g:
+        for y in [w["fn"](ctx, c) for c in cts]:
+            g.output(y)
+    table = CostTable()
+    table.update_from_graph(g, "cpu-1t")
+    s = schedule_graph(g, dask_workers(k), table, algo)
+    ex.run_graph(g, cts[:1] + cts[1:], schedule=s, timeout=timeout)       # warm-up
+    out = []
+    for i in range(runs):
+        res = ex.run_graph(g, cts, schedule=s, timeout=timeout)
+        errs = [float(np.abs(ctx.decrypt(o, keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
+        bits = -math.log2(max(errs)) if max(errs) > 0 else 64.0
+        rec = dict(head, run=i + 1, schedule=algo, graph_nodes=len(g.nodes), seconds=res.seconds,
+                   predicted_seconds=s.makespan, prediction_error=(s.makespan - res.seconds) / res.seconds,
+                   precision_bits=round(bits, 2), complete=len(res.outputs) == len(cts) and bits >= 20.0,
+                   workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
+                   node_seconds_sum=sum(res.node_seconds.values()), cost_source="profile-guided (capture on the client)")
+        out.append(rec)
+        if emit is not None:
+            emit(rec)
+    return out
 
 
 def _batch(fn, n):
