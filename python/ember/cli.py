@@ -106,7 +106,7 @@ def _bench_dist(args) -> int:
                  levels=args.levels, log_scale=args.log_scale, dnum=args.dnum, insecure=args.insecure,
                  baseline=not args.no_baseline, key_dir=args.key_dir, timeout=args.timeout,
                  emit=lambda r: print(json.dumps(r), flush=True), progress=sys.stderr.isatty(),
-                 schedule=args.schedule)
+                 schedule=args.schedule, kill_after=args.kill_after)
     except (ValueError, TimeoutError, RuntimeError) as e:
         print(f"ember bench dist: {e}", file=sys.stderr)
         return 2
@@ -160,6 +160,8 @@ def main(argv=None) -> int:
     b.add_argument("--key-dir", default=None, help="dist boot: key directory every worker can read (default: a temp dir)")
     b.add_argument("--schedule", choices=["heft", "peft"], default=None,
                    help="dist batch: run it as a captured graph placed by this schedule; report predicted vs measured")
+    b.add_argument("--kill-after", type=float, default=None, metavar="S",
+                   help="dist fault drill: SIGKILL one worker process S seconds into the first run")
     b.add_argument("--timeout", type=float, default=1800.0, help="dist: seconds before a run is abandoned")
     b.set_defaults(fn=_bench)
 

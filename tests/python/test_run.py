@@ -277,3 +277,32 @@ def test_dask_cli_workers_one_killed(setup):
             if p.poll() is None:
                 p.kill()
             p.wait(timeout=30)
+
+
+def test_bench_dist_cli(capsys):
+    import json
+    from ember.cli import main
+    assert main(["bench", "dist", "--workload", "batch", "--workers", "2", "--log-n", "12", "--tasks", "4",
+                 "--runs", "2", "--insecure"]) == 0
+    recs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(recs) == 2
+    for r in recs:
+        assert {"workload", "workers", "tasks", "seconds", "precision_bits", "complete", "workers_lost", "tasks_rerun",
+                "efficiency"} <= set(r)
+        assert r["complete"] and r["precision_bits"] > 20 and r["workers"] == 2 and r["efficiency"] > 0
+    assert main(["bench", "dist", "--workload", "batch", "--workers", "2", "--log-n", "12", "--tasks", "4",
+                 "--runs", "1", "--insecure", "--schedule", "heft"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["complete"] and r["graph_nodes"] == 8 and r["predicted_seconds"] > 0
+    assert main(["bench", "dist", "--workload", "batch", "--log-n", "12"]) == 2          # neither --workers nor --scheduler
+    assert "give --workers K" in capsys.readouterr().err
+
+
+def test_recipe_round_trip():
+    p = ember.CkksParams(log_n=12, levels=3, log_scale=40, dnum=1, insecure=True)
+    q = ember.CkksParams.from_recipe(p.recipe())
+    assert q._core.hash() == p._core.hash()
+    b = ember.CkksParams.bootstrappable(log_n=12, levels=2, insecure=True)
+    assert ember.CkksParams.from_recipe(b.recipe())._core.hash() == b._core.hash()
+    with pytest.raises(ValueError, match="not a CkksParams recipe"):
+        ember.CkksParams.from_recipe({"kind": "rsa"})

@@ -40,7 +40,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         levels: Optional[int] = None, log_scale: Optional[int] = None, dnum: Optional[int] = None,
         insecure: bool = False, baseline: bool = True, key_dir: Optional[str] = None, timeout: float = 1800.0,
         emit: Optional[Callable[[dict], None]] = None, progress: bool = False,
-        schedule: Optional[str] = None) -> list[dict]:
+        schedule: Optional[str] = None, kill_after: Optional[float] = None) -> list[dict]:
     import ember
     from .keys import KeyBundle, save_eval_keys
     if workload not in WORKLOADS:
@@ -100,11 +100,14 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         ex.map(w["fn"], cts[:min(k, tasks)], timeout=timeout)                            # warm-up: every worker
         for i in range(runs):
             bar = _Bar(tasks, f"{workload} run {i + 1}/{runs}") if progress else None
+            drill = _kill_timer(ex, kill_after) if kill_after is not None and i == 0 else None
             try:
                 res = ex.map(w["fn"], cts, timeout=timeout, progress=bar)
             finally:
                 if bar is not None:
                     bar.close()
+                if drill is not None:
+                    drill.cancel()
             errs = [float(np.abs(ctx.decrypt(o, keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
             worst = max(errs) if errs else math.inf
             bits = -math.log2(worst) if worst > 0 else 64.0
@@ -156,6 +159,33 @@ def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) 
         if emit is not None:
             emit(rec)
     return out
+
+
+def _kill_timer(ex, seconds: float):
+    """Fault drill: SIGKILL one worker process `seconds` into the run (the local pool's first worker; on Dask, the
+    first worker in address order -- by pid from here when it runs on this host, else from inside itself)."""
+    import os
+    import signal
+    import socket
+    import sys
+    import threading
+
+    def kill():
+        if hasattr(ex, "worker_pids"):
+            pid = ex.worker_pids()[0]
+        else:
+            addr = ex.worker_names()[0]
+            pid, host = ex.client.run(lambda: (os.getpid(), socket.gethostname()), workers=[addr])[addr]
+            if host != socket.gethostname():
+                ex.client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[addr], wait=False)
+                print(f"ember bench dist: SIGKILL sent to worker {addr} (pid {pid} on {host})", file=sys.stderr)
+                return
+        os.kill(pid, signal.SIGKILL)
+        print(f"ember bench dist: SIGKILL sent to worker pid {pid}", file=sys.stderr)
+    t = threading.Timer(seconds, kill)
+    t.daemon = True
+    t.start()
+    return t
 
 
 def _batch(fn, n):
