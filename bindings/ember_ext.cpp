@@ -26,6 +26,7 @@
 #include "math/ntt.hpp"
 #include "math/primes.hpp"
 #include "trace/trace.hpp"
+#include "util/errors.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -82,22 +83,21 @@ struct ContextCore {
         if (it == keys.end()) it = keys.find(0);
         return it == keys.end() ? nullptr : &it->second;
     }
+    // The key `member` of ct's key set, or an error for operation `op` naming what is missing.
+    template <class K>
+    std::shared_ptr<K> key_of(const Ciphertext& ct, std::shared_ptr<K> EvalKeys::*member, const char* op, const char* what, const char* hint) const {
+        std::lock_guard<std::mutex> l(mu);
+        const EvalKeys* e = find(ct);
+        if (!e || !(e->*member)) {
+            if (keys.empty()) cannot(op, std::string("no ") + what + "; call " + hint);
+            cannot(op, std::string("no ") + what + " of this ciphertext's key set is registered; call set_eval_keys() with the keys of the keygen that encrypted it");
+        }
+        return e->*member;
+    }
     std::shared_ptr<SwitchingKey> rlk(const Ciphertext& ct) const {
-        std::lock_guard<std::mutex> l(mu);
-        const EvalKeys* e = find(ct);
-        if (!e || !e->relin)
-            throw std::invalid_argument(keys.empty() ? "cannot multiply: no relinearization key; call keygen() or set_eval_keys()"
-                                                     : "cannot multiply: no relinearization key of this ciphertext's key set is registered; call set_eval_keys() with the keys of the keygen that encrypted it");
-        return e->relin;
+        return key_of(ct, &EvalKeys::relin, "multiply", "relinearization key", "keygen() or set_eval_keys()");
     }
-    std::shared_ptr<GaloisKeys> gk(const Ciphertext& ct) const {
-        std::lock_guard<std::mutex> l(mu);
-        const EvalKeys* e = find(ct);
-        if (!e || !e->galois)
-            throw std::invalid_argument(keys.empty() ? "cannot rotate: no Galois keys; call keygen(rotations=[...])"
-                                                     : "cannot rotate: no Galois keys of this ciphertext's key set are registered; call set_eval_keys() with the keys of the keygen that encrypted it");
-        return e->galois;
-    }
+    std::shared_ptr<GaloisKeys> gk(const Ciphertext& ct) const { return key_of(ct, &EvalKeys::galois, "rotate", "Galois keys", "keygen(rotations=[...])"); }
 };
 
 using Core = std::shared_ptr<ContextCore>;
@@ -134,6 +134,7 @@ NB_MODULE(_ember, m) {
         .def("hash", [](const CkksParams& p) { auto h = p.hash(); return nb::bytes(reinterpret_cast<const char*>(h.data()), h.size()); })
         .def("__repr__", &CkksParams::describe);
     m.def("max_log_qp_128", &max_log_qp_128, "log_n"_a);
+    m.def("scale_str", &scale_str, "scale"_a, "A scale as every message prints it: 2^40, or 2^40.0000000002");
 
     nb::class_<Plaintext>(m, "PlaintextCore")
         .def_prop_ro("level", &Plaintext::level)

@@ -241,7 +241,7 @@ CkksParams bootstrappable_params(int log_n, int levels, int log_scale, const Boo
             last = e.what();
         }
     }
-    throw std::invalid_argument("bootstrappable_params: no dnum fits the 128-bit bound (" + last + ")");
+    fail("bootstrappable_params", "no dnum fits the 128-bit bound (" + last + ")");
 }
 
 Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, BootstrapConfig cfg) : ctx_(std::move(ctx)), ev_(ctx_, cfg.merged_moddown), cfg_(cfg) {

@@ -1,5 +1,7 @@
 #include "circuits/dft.hpp"
 
+#include "util/errors.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -50,7 +52,7 @@ Diagonals stage(const Encoder& enc, std::size_t n, std::size_t len, bool forward
 }
 
 std::vector<Diagonals> group(const std::vector<Diagonals>& stages, std::size_t levels, std::size_t n, cplx scale) {
-    if (levels == 0) throw std::invalid_argument("DFT: levels must be >= 1");
+    if (levels == 0) fail("DFT", "levels must be >= 1");
     const std::size_t s = stages.size();
     if (s == 0) {  // one slot: the identity
         Diagonals id;
@@ -74,7 +76,7 @@ std::vector<Diagonals> group(const std::vector<Diagonals>& stages, std::size_t l
 
 void check(std::size_t slots, std::size_t N) {
     if (slots == 0 || (slots & (slots - 1)) || slots > N / 2)
-        throw std::invalid_argument("DFT: slots must be a power of two in [1, N/2], got " + std::to_string(slots));
+        fail("DFT", "slots must be a power of two in [1, N/2], got " + std::to_string(slots));
 }
 
 }  // namespace

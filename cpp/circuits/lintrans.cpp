@@ -71,27 +71,27 @@ std::optional<Acc> horner(std::map<long, Acc>& sums, int sign, Rot&& rot, Add&& 
 LinearTransform::LinearTransform(std::shared_ptr<const Context> ctx, const std::map<long, std::vector<cplx>>& diagonals,
                                  std::size_t slots, std::size_t level, std::size_t n1, double in_scale, double out_scale, bool hoisted_moddown)
     : ctx_(std::move(ctx)), slots_(slots), level_(level), hoisted_moddown_(hoisted_moddown) {
-    if (!ctx_) throw std::invalid_argument("LinearTransform: no context");
+    if (!ctx_) fail("LinearTransform", "no context");
     if (slots == 0 || (slots & (slots - 1)) || slots > ctx_->slots())
-        throw std::invalid_argument("LinearTransform: slots must be a power of two in [1, " + std::to_string(ctx_->slots()) + "], got " + std::to_string(slots));
+        fail("LinearTransform", "slots must be a power of two in [1, " + std::to_string(ctx_->slots()) + "], got " + std::to_string(slots));
     if (level < 1 || level > ctx_->max_level())
-        throw std::invalid_argument("LinearTransform: level must be in [1, " + std::to_string(ctx_->max_level()) + "], got " + std::to_string(level));
-    if (diagonals.empty()) throw std::invalid_argument("LinearTransform: no diagonals");
+        fail("LinearTransform", "level must be in [1, " + std::to_string(ctx_->max_level()) + "], got " + std::to_string(level));
+    if (diagonals.empty()) fail("LinearTransform", "no diagonals");
     std::map<std::size_t, std::vector<cplx>> diag;
     for (const auto& [k, v] : diagonals) {
         if (v.size() != slots)
-            throw std::invalid_argument("LinearTransform: diagonal " + std::to_string(k) + " has " + std::to_string(v.size()) + " values, slots = " + std::to_string(slots));
+            fail("LinearTransform", "diagonal " + std::to_string(k) + " has " + std::to_string(v.size()) + " values, slots = " + std::to_string(slots));
         const std::size_t kk = static_cast<std::size_t>(((k % static_cast<long>(slots)) + static_cast<long>(slots)) % static_cast<long>(slots));
-        if (diag.count(kk)) throw std::invalid_argument("LinearTransform: diagonal " + std::to_string(k) + " given twice (mod slots)");
+        if (diag.count(kk)) fail("LinearTransform", "diagonal " + std::to_string(k) + " given twice (mod slots)");
         diag[kk] = v;
     }
     std::set<std::size_t> idx;
     for (auto& [k, _] : diag) idx.insert(k);
     if (slots == 1) n1 = 1;
     n1_ = n1 ? n1 : choose_n1(idx, slots);
-    if (n1_ == 0 || (n1_ & (n1_ - 1)) || n1_ > slots) throw std::invalid_argument("LinearTransform: n1 must be a power of two <= slots");
+    if (n1_ == 0 || (n1_ & (n1_ - 1)) || n1_ > slots) fail("LinearTransform", "n1 must be a power of two <= slots");
     if (in_scale < 0 || out_scale < 0 || !std::isfinite(in_scale) || !std::isfinite(out_scale))
-        throw std::invalid_argument("LinearTransform: scales must be positive (or 0 for the canonical ones)");
+        fail("LinearTransform", "scales must be positive (or 0 for the canonical ones)");
     in_scale_ = in_scale > 0 ? in_scale : ctx_->scale_at(level);
     out_scale_ = out_scale > 0 ? out_scale : ctx_->scale_at(level - 1);
     // Plaintexts at the scale that lands the rescaled result exactly on out_scale.
@@ -118,12 +118,12 @@ std::vector<long> LinearTransform::rotations() const {
 
 void LinearTransform::check_input(const Evaluator& ev, const Ciphertext& ct) const {
     if (&ev.context() != ctx_.get()) cannot("apply linear transform", "the evaluator belongs to another context than the transform");
-    if (ct.c0.empty()) throw std::invalid_argument("cannot apply linear transform: empty ciphertext");
+    if (ct.c0.empty()) fail("cannot apply linear transform", "empty ciphertext");
     ctx_->check_owned("apply linear transform", ct);
     if (ct.slots != slots_)
-        throw std::invalid_argument("cannot apply linear transform: ciphertext has " + std::to_string(ct.slots) + " slots, the transform " + std::to_string(slots_));
+        fail("cannot apply linear transform", "ciphertext has " + std::to_string(ct.slots) + " slots, the transform " + std::to_string(slots_));
     if (ct.level() != level_)
-        throw std::invalid_argument("cannot apply linear transform: ciphertext at level " + std::to_string(ct.level()) + ", the transform was encoded for level " + std::to_string(level_));
+        fail("cannot apply linear transform", "ciphertext at level " + std::to_string(ct.level()) + ", the transform was encoded for level " + std::to_string(level_));
     if (std::fabs(ct.scale / in_scale_ - 1) > 1e-9)
         cannot("apply linear transform", "ciphertext scale " + scale_str(ct.scale) + " differs from the transform's input scale " + scale_str(in_scale_));
 }
@@ -135,11 +135,16 @@ Plaintext LinearTransform::q_part(const Plaintext& p) {
     return pt;
 }
 
-Ciphertext LinearTransform::apply_single(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
-    std::vector<long> steps;
+std::vector<long> LinearTransform::baby_step_list() const {
+    std::vector<long> steps;  // in order of first use
     for (auto& [j, babies] : pts_)
         for (auto& [i, _] : babies)
             if (std::find(steps.begin(), steps.end(), static_cast<long>(i)) == steps.end()) steps.push_back(static_cast<long>(i));
+    return steps;
+}
+
+Ciphertext LinearTransform::apply_single(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
+    const std::vector<long> steps = baby_step_list();
     const std::vector<Ciphertext> rots = ev.rotate_many(ct, steps, gk);
     std::map<std::size_t, const Ciphertext*> baby;
     for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
@@ -199,10 +204,7 @@ Ciphertext LinearTransform::apply(const Evaluator& ev, const Ciphertext& ct, con
 
 Ciphertext LinearTransform::apply_double(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
     // Baby steps: one decomposition of c1 for all of them; each rotation stays in the raised basis Q U P.
-    std::vector<long> steps;
-    for (auto& [j, babies] : pts_)
-        for (auto& [i, _] : babies)
-            if (std::find(steps.begin(), steps.end(), static_cast<long>(i)) == steps.end()) steps.push_back(static_cast<long>(i));
+    const std::vector<long> steps = baby_step_list();
     const std::vector<Ciphertext> rots = ev.rotate_many_raised(ct, steps, gk);
     std::map<std::size_t, const Ciphertext*> baby;
     for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];

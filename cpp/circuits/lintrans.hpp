@@ -55,6 +55,7 @@ public:
 
 private:
     void check_input(const Evaluator& ev, const Ciphertext& ct) const;
+    std::vector<long> baby_step_list() const;
 
     std::shared_ptr<const Context> ctx_;
     std::size_t slots_, level_, n1_;

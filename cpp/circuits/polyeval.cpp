@@ -1,5 +1,7 @@
 #include "circuits/polyeval.hpp"
 
+#include "util/errors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -147,11 +149,11 @@ std::size_t chebyshev_depth(const ChebyshevPoly& p, bool depth_optimal) {
 
 Ciphertext evaluate_chebyshev(const Evaluator& ev, const Ciphertext& x, const ChebyshevPoly& p, const SwitchingKey& rlk, double target_scale,
                               bool depth_optimal) {
-    if (p.coeffs.empty()) throw std::invalid_argument("cannot evaluate polynomial: no coefficients");
-    if (!(p.b > p.a)) throw std::invalid_argument("cannot evaluate polynomial: interval [a, b] needs a < b");
+    if (p.coeffs.empty()) fail("cannot evaluate polynomial", "no coefficients");
+    if (!(p.b > p.a)) fail("cannot evaluate polynomial", "interval [a, b] needs a < b");
     for (double c : p.coeffs)
-        if (!std::isfinite(c)) throw std::invalid_argument("cannot evaluate polynomial: coefficient is not finite");
-    if (target_scale < 0 || !std::isfinite(target_scale)) throw std::invalid_argument("cannot evaluate polynomial: target scale must be positive");
+        if (!std::isfinite(c)) fail("cannot evaluate polynomial", "coefficient is not finite");
+    if (target_scale < 0 || !std::isfinite(target_scale)) fail("cannot evaluate polynomial", "target scale must be positive");
     const bool affine = !(p.a == -1 && p.b == 1);
     const std::size_t d = p.degree();
     const std::size_t need = chebyshev_depth(p, depth_optimal) + (affine ? 1 : 0);

@@ -97,10 +97,12 @@ Poly expand_uniform(const std::shared_ptr<const RingContext>& ring, const Seed& 
 }
 
 std::shared_ptr<SecretKey> Context::gen_secret_key() const {
+    return gen_secret_key_with(params_.secret == SecretDist::Ternary ? 0 : static_cast<std::size_t>(params_.hamming_weight));
+}
+
+std::shared_ptr<SecretKey> Context::gen_secret_key_with(std::size_t hamming_weight) const {
     Prng prng(fresh_seed(), 0);
-    std::vector<std::int64_t> s = params_.secret == SecretDist::Ternary
-                                      ? sample_ternary(prng, params_.n())
-                                      : sample_hamming(prng, params_.n(), static_cast<std::size_t>(params_.hamming_weight));
+    std::vector<std::int64_t> s = hamming_weight == 0 ? sample_ternary(prng, params_.n()) : sample_hamming(prng, params_.n(), hamming_weight);
     auto sk = std::make_shared<SecretKey>();
     sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
     sk->key_id = fresh_key_id();
@@ -127,7 +129,7 @@ SwitchingKey Context::gen_switching_key(const Poly& s_to, const Poly& s_prime, b
     const std::size_t ql = params_.q_primes.size();
     for (const Poly* p : {&s_to, &s_prime})
         if (p->basis() != Basis::QP || p->q_limbs() != ql || p->form() != Form::Eval)
-            throw std::invalid_argument("gen_switching_key: secrets must be over the full basis QP in evaluation form");
+            fail("gen_switching_key", "secrets must be over the full basis QP in evaluation form");
     SwitchingKey key;
     // [P]_{q_i}
     std::vector<u64> p_mod_q(ql);
@@ -173,13 +175,7 @@ std::shared_ptr<SwitchingKey> Context::gen_relin_key(const SecretKey& sk, bool s
 
 std::shared_ptr<SecretKey> Context::gen_sparse_secret_key(std::size_t h) const {
     if (h == 0 || h > params_.n()) fail("gen_sparse_secret_key", "hamming_weight must be in [1, N = " + std::to_string(params_.n()) + "], got " + std::to_string(h));
-    Prng prng(fresh_seed(), 0);
-    std::vector<std::int64_t> s = sample_hamming(prng, params_.n(), h);
-    auto sk = std::make_shared<SecretKey>();
-    sk->s = small_poly(s, params_.q_primes.size(), Basis::QP, /*secret=*/true);
-    sk->key_id = fresh_key_id();
-    OPENSSL_cleanse(s.data(), s.size() * sizeof(s[0]));
-    return sk;
+    return gen_secret_key_with(h);
 }
 
 std::shared_ptr<SwitchingKey> Context::gen_switching_key(const SecretKey& from, const SecretKey& to, bool seeded) const {
@@ -204,7 +200,7 @@ std::shared_ptr<DigitSwitchingKey> Context::gen_digit_switching_key(const Secret
     const std::size_t D = (static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(q0.q)))) + 1 + digit_bits - 1) / digit_bits + 1;
     auto key = std::make_shared<DigitSwitchingKey>();
     key->digit_bits = digit_bits;
-    key->key_id = from.key_id;
+    key->key_id = to.key_id;
     Prng prng(fresh_seed(), 0);
     u64 pow = 1;
     const u64 B = (u64(1) << digit_bits) % q0.q;
@@ -294,8 +290,8 @@ Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
     poly_mul_add(u0, v, restrict_to(pk.b, ql));
     poly_mul_add(u1, v, restrict_to(pk.a, ql));
     Ciphertext ct;
-    ct.c0 = divide_by_dropped(u0, 0);
-    ct.c1 = divide_by_dropped(u1, 0);
+    ct.c0 = mod_down_poly(u0);
+    ct.c1 = mod_down_poly(u1);
     poly_add(ct.c0, ct.c0, pt.m);
     ct.scale = pt.scale;
     ct.slots = pt.slots;

@@ -48,7 +48,7 @@ public:
     /// by Evaluator::key_switch); it belongs to `to`'s key set.
     std::shared_ptr<SwitchingKey> gen_switching_key(const SecretKey& from, const SecretKey& to, bool seeded = true) const;
     /// BV switching key from `from` to `to` over q0 alone, digits of `digit_bits` bits (no special
-    /// primes: safe for a sparse `to` where a key over QP would not be); it belongs to `from`'s key set.
+    /// primes: safe for a sparse `to` where a key over QP would not be); it belongs to `to`'s key set.
     std::shared_ptr<DigitSwitchingKey> gen_digit_switching_key(const SecretKey& from, const SecretKey& to, int digit_bits) const;
     /// Galois keys for the given rotations (slot shifts, any sign) and optionally conjugation. The key of
     /// X -> X^k switches from s to phi_k^-1(s) (not from phi_k(s) to s): the rotation then needs no
@@ -83,6 +83,8 @@ public:
     Poly small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret = false) const;
 
 private:
+    /// A fresh secret: uniform ternary (hamming_weight 0) or of that Hamming weight, with a fresh key set.
+    std::shared_ptr<SecretKey> gen_secret_key_with(std::size_t hamming_weight) const;
     CkksParams params_;
     std::shared_ptr<const RingContext> ring_;
     Encoder encoder_;

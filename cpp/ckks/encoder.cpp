@@ -1,5 +1,7 @@
 #include "ckks/encoder.hpp"
 
+#include "util/errors.hpp"
+
 #include <cstdio>
 
 #include <algorithm>
@@ -23,7 +25,7 @@ bool pow2(std::size_t x) { return x && !(x & (x - 1)); }
 }  // namespace
 
 Encoder::Encoder(std::size_t n) : n_(n) {
-    if (!pow2(n) || n < 4) throw std::invalid_argument("Encoder: N must be a power of two >= 4");
+    if (!pow2(n) || n < 4) fail("Encoder", "N must be a power of two >= 4");
     const std::size_t m = 2 * n;
     ksi_.resize(m + 1);
     for (std::size_t k = 0; k <= m; ++k) {
@@ -73,7 +75,7 @@ void Encoder::fft_special_inv(std::vector<cplx>& vals) const {
 
 u64 Encoder::residue_of(double x, const Modulus& q) {
     if (std::fabs(x) < 9.2e18) return q.from_signed(static_cast<std::int64_t>(x));
-    if (!std::isfinite(x)) throw std::invalid_argument("encode: value is not finite");
+    if (!std::isfinite(x)) fail("encode", "value is not finite");
     int exp = 0;
     double mant = std::frexp(std::fabs(x), &exp);  // |x| = mant * 2^exp, mant in [0.5, 1)
     const std::int64_t mi = static_cast<std::int64_t>(std::ldexp(mant, 53));
@@ -85,12 +87,12 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
                      Basis basis) const {
     const std::size_t slots = z.size();
     if (!pow2(slots) || slots > n_ / 2)
-        throw std::invalid_argument("encode: the slot count must be a power of two in [1, N/2 = " + std::to_string(n_ / 2) + "], got " + std::to_string(slots));
-    if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("encode: scale must be positive and finite");
+        fail("encode", "the slot count must be a power of two in [1, N/2 = " + std::to_string(n_ / 2) + "], got " + std::to_string(slots));
+    if (!(scale > 0) || !std::isfinite(scale)) fail("encode", "scale must be positive and finite");
     std::vector<cplx> w(z.begin(), z.end());
     double max_abs = 0;
     for (const auto& v : w) {
-        if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw std::invalid_argument("encode: input contains NaN or infinity");
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) fail("encode", "input contains NaN or infinity");
         max_abs = std::max(max_abs, std::abs(v));
     }
     // Every coefficient is at most max |x| times the scale (the coefficients are averages of the slots), so
@@ -103,10 +105,10 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
     if (max_abs > 0 && std::log2(max_abs) + std::log2(scale) >= log_q - 1) {
         char buf[320];
         std::snprintf(buf, sizeof buf,
-                      "encode: the largest value, |x| = %.6g, times the scale 2^%.2f is 2^%.2f, beyond the modulus bound Q/2 = 2^%.2f of "
+                      "the largest value, |x| = %.6g, times the scale %s is 2^%.2f, beyond the modulus bound Q/2 = 2^%.2f of "
                       "these %zu primes (level %zu); scale the values down, or encode at a higher level or a smaller scale",
-                      max_abs, std::log2(scale), std::log2(max_abs) + std::log2(scale), log_q - 1, q_limbs, q_limbs - 1);
-        throw std::invalid_argument(buf);
+                      max_abs, scale_str(scale).c_str(), std::log2(max_abs) + std::log2(scale), log_q - 1, q_limbs, q_limbs - 1);
+        fail("encode", buf);
     }
     fft_special_inv(w);
     const std::size_t gap = n_ / (2 * slots);
@@ -122,7 +124,7 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
     int emax = 0;
     for (std::size_t k = 0; k < 2 * slots; ++k) {
         const double v = std::round((k < slots ? w[k].real() : w[k - slots].imag()) * scale);
-        if (std::fabs(v) >= 0x1.0p1000) throw std::invalid_argument("encode: value * scale is too large");
+        if (std::fabs(v) >= 0x1.0p1000) fail("encode", "value * scale is too large");
         if (std::fabs(v) < 9.2e18) {
             parts[k] = {static_cast<std::int64_t>(v), 0};
         } else {
@@ -148,8 +150,8 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
 }
 
 std::vector<cplx> Encoder::decode(const Poly& p_in, double scale, std::size_t slots) const {
-    if (!pow2(slots) || slots > n_ / 2) throw std::invalid_argument("decode: bad slot count " + std::to_string(slots));
-    if (p_in.basis() != Basis::Q) throw std::invalid_argument("decode: polynomial must be over Q");
+    if (!pow2(slots) || slots > n_ / 2) fail("decode", "bad slot count " + std::to_string(slots));
+    if (p_in.basis() != Basis::Q) fail("decode", "polynomial must be over Q");
     Poly p(p_in);
     poly_to_coeff(p);
     std::vector<Modulus> basis;

@@ -55,8 +55,8 @@ std::vector<u64> residues_of_double(const Poly& p, double x) {
     double log_q = 0;
     for (std::size_t i = 0; i < p.limbs(); ++i) log_q += std::log2(static_cast<double>(p.table(i).mod.q));
     if (std::fabs(x) >= 1 && std::log2(std::fabs(x)) >= log_q - 1)
-        cannot("multiply or add by a constant", "the constant times its scale is 2^" + std::to_string(std::log2(std::fabs(x))) +
-                                                  ", beyond the modulus bound Q/2 = 2^" + std::to_string(log_q - 1) + " at level " +
+        cannot("multiply or add by a constant", "the constant times its scale is " + scale_str(std::fabs(x)) +
+                                                  ", beyond the modulus bound Q/2 = " + scale_str(std::exp2(log_q - 1)) + " at level " +
                                                   std::to_string(p.limbs() - 1) + "; scale it down or use a higher level");
     std::vector<u64> r(p.limbs());
     for (std::size_t i = 0; i < r.size(); ++i) r[i] = Encoder::residue_of(x, p.table(i).mod);
@@ -197,7 +197,7 @@ std::pair<Poly, Poly> Evaluator::key_switch(const Poly& c, const SwitchingKey& k
     auto digits = mod_up_digits(c, ctx_->partition());
     Poly u, v;
     ksk_inner_product(digits, key, u, v);
-    return {divide_by_dropped(u, 0), divide_by_dropped(v, 0)};
+    return {mod_down_poly(u), mod_down_poly(v)};
 }
 
 Ciphertext Evaluator::relinearize(const Poly& d0, const Poly& d1, const Poly& d2, double scale, std::size_t slots, const SwitchingKey& rlk) const {
@@ -256,8 +256,8 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     add_p_mod_up(u, t.d0);
     add_p_mod_up(v, t.d1);
     Ciphertext out;
-    out.c0 = divide_by_dropped(u, 1);
-    out.c1 = divide_by_dropped(v, 1);
+    out.c0 = rescale_poly(u);
+    out.c1 = rescale_poly(v);
     out.scale = a.scale * b.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
     out.slots = a.slots;
     out.key_id = key_id;
@@ -402,18 +402,26 @@ Ciphertext Evaluator::mul_const(const Ciphertext& a, cplx c, double target) cons
     return rec.out(std::move(r));
 }
 
+namespace {
+// a divided by its P primes (when raised) and its top drop_q primes, rounded: ModDown (drop_q = 0),
+// Rescale of an ordinary ciphertext, or ModDown merged with Rescale of a raised one (drop_q = 1).
+Ciphertext divided(const Context& ctx, const Ciphertext& a, std::size_t drop_q) {
+    Ciphertext r;
+    r.c0 = divide_by_dropped(a.c0, drop_q);
+    r.c1 = divide_by_dropped(a.c1, drop_q);
+    r.scale = drop_q ? a.scale / static_cast<double>(ctx.params().q_primes[a.level()]) : a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return r;
+}
+}  // namespace
+
 Ciphertext Evaluator::rescale(const Ciphertext& a) const {
     check_ct(*ctx_, "rescale", a);
     if (a.level() == 0) cannot("rescale", "ciphertext is at level 0");
     oprec::Op rec("rescale");
     rec.in(a);
-    Ciphertext r;
-    r.c0 = divide_by_dropped(a.c0, 1);
-    r.c1 = divide_by_dropped(a.c1, 1);
-    r.scale = a.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
-    r.slots = a.slots;
-    r.key_id = a.key_id;
-    return rec.out(std::move(r));
+    return rec.out(divided(*ctx_, a, 1));
 }
 
 Ciphertext Evaluator::drop_to_level(const Ciphertext& a, std::size_t level) const {
@@ -469,10 +477,10 @@ Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::v
     Poly u, v;
     ksk_inner_product(digits, key, u, v);
     Poly t0;
-    poly_add(t0, a.c0, divide_by_dropped(u, 0));
+    poly_add(t0, a.c0, mod_down_poly(u));
     Ciphertext r;
     poly_automorph(r.c0, t0, k);
-    poly_automorph(r.c1, divide_by_dropped(v, 0), k);
+    poly_automorph(r.c1, mod_down_poly(v), k);
     r.scale = a.scale;
     r.slots = a.slots;
     r.key_id = a.key_id;
@@ -536,7 +544,7 @@ namespace ember {
 
 Ciphertext Evaluator::key_switch(const Ciphertext& a, const SwitchingKey& key) const {
     check_ct(*ctx_, "key_switch", a);
-    check_key(*ctx_, "key_switch", a, key, "switching key");
+    ctx_->check_owned("key_switch", key, "switching key");
     oprec::Op rec("key_switch");
     rec.in(a);
     auto [u, v] = key_switch(a.c1, key);
@@ -545,7 +553,7 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const SwitchingKey& key) c
     r.c1 = std::move(v);
     r.scale = a.scale;
     r.slots = a.slots;
-    r.key_id = a.key_id;
+    r.key_id = key.key_id ? key.key_id : a.key_id;  // now under the key's target secret
     return rec.out(std::move(r));
 }
 
@@ -553,7 +561,6 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
     check_ct(*ctx_, "key_switch", a);
     if (key.parts.empty()) cannot("key_switch", "empty digit switching key");
     ctx_->check_owned("key_switch", "digit switching key", key.parts[0].first);
-    if (a.key_id && key.key_id && a.key_id != key.key_id) cannot("key_switch", "the digit switching key belongs to another key set than the ciphertext");
     if (key.q_limbs() != 1 || a.c0.q_limbs() != 1)
         cannot("key_switch", "digit switching keys work over q0 alone: the key has " + std::to_string(key.q_limbs()) + " primes, the ciphertext " +
                                  std::to_string(a.c0.q_limbs()));
@@ -593,7 +600,7 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
     r.c1 = std::move(v);
     r.scale = a.scale;
     r.slots = a.slots;
-    r.key_id = a.key_id;
+    r.key_id = key.key_id ? key.key_id : a.key_id;  // now under the key's target secret
     return rec.out(std::move(r));
 }
 
@@ -650,13 +657,7 @@ Ciphertext Evaluator::mod_down(const Ciphertext& raised) const {
     if (!is_raised(raised)) cannot("mod_down", "the ciphertext is not in the raised basis");
     oprec::Op rec("mod_down");
     rec.in(raised);
-    Ciphertext r;
-    r.c0 = divide_by_dropped(raised.c0, 0);
-    r.c1 = divide_by_dropped(raised.c1, 0);
-    r.scale = raised.scale;
-    r.slots = raised.slots;
-    r.key_id = raised.key_id;
-    return rec.out(std::move(r));
+    return rec.out(divided(*ctx_, raised, 0));
 }
 
 Ciphertext Evaluator::mod_down_rescale(const Ciphertext& raised) const {
@@ -665,13 +666,7 @@ Ciphertext Evaluator::mod_down_rescale(const Ciphertext& raised) const {
     if (raised.level() == 0) cannot("mod_down_rescale", "ciphertext is at level 0");
     oprec::Op rec("mod_down_rescale");
     rec.in(raised);
-    Ciphertext r;
-    r.c0 = divide_by_dropped(raised.c0, 1);
-    r.c1 = divide_by_dropped(raised.c1, 1);
-    r.scale = raised.scale / static_cast<double>(ctx_->params().q_primes[raised.level()]);
-    r.slots = raised.slots;
-    r.key_id = raised.key_id;
-    return rec.out(std::move(r));
+    return rec.out(divided(*ctx_, raised, 1));
 }
 
 Ciphertext Evaluator::mul_plain_sum(const std::vector<const Ciphertext*>& xs, const std::vector<const Plaintext*>& ps) const {

@@ -27,12 +27,13 @@ namespace ember {
 
 class Evaluator {
 public:
-    /// merged_moddown: the default of mul() (MAD's ModDown merged with Rescale, or the plain path).
+    /// merged_moddown: the default of mul() (MAD's ModDown merged with Rescale, or the unmerged path).
     explicit Evaluator(std::shared_ptr<const Context> ctx, bool merged_moddown = true) : ctx_(std::move(ctx)), merged_(merged_moddown) {}
     const Context& context() const { return *ctx_; }
 
     // Additive operations. Levels are aligned to the lower one exactly (adjust_to); scales must then agree
-    /// (throws otherwise). a + b, a - b, -a: same level, same scale. add and sub also take two raised
+    // (throws otherwise).
+    /// a + b, a - b, -a (no level consumed) a + b, a - b, -a: same level, same scale. add and sub also take two raised
     /// ciphertexts (see rotate_many_raised), never one raised and one not.
     Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
     Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
@@ -40,18 +41,24 @@ public:
     /// a + p, a - p for a plaintext at a's level, slot count and scale (throws otherwise).
     Ciphertext add_plain(const Ciphertext& a, const Plaintext& p) const;
     Ciphertext sub_plain(const Ciphertext& a, const Plaintext& p) const;
-    /// Adds the complex constant c to every slot.
+    /// Adds the complex constant c to every slot (no level consumed; a non-real c encodes a vector). Throws
+    /// for a non-finite c or one whose product with the scale exceeds Q/2.
     Ciphertext add_const(const Ciphertext& a, cplx c) const;
-    /// Adds a vector (encoded at a's scale and level).
+    /// Adds a vector (encoded at a's scale and level; no level consumed). Throws unless it has a.slots values.
     Ciphertext add_vector(const Ciphertext& a, const std::vector<cplx>& v) const;
 
-    // Multiplicative operations.
-    /// (c0, c1) x (d0, d1) -> relinearized, not rescaled: scale a.scale * b.scale.
+    // Multiplicative operations. Naming: mul* rescales (one level, the result on the canonical scale when
+    // the operands are), mul_int is exact and consumes no level, multiply_relin / mul_plain / mul_round /
+    // mul_plain_sum are the raw products without the rescale (scale multiplied).
+    /// (c0, c1) x (d0, d1) -> relinearized, not rescaled: scale a.scale * b.scale, level unchanged.
     Ciphertext multiply_relin(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const;
-    /// Multiply, relinearize and rescale. merged = true: ModDown merged with Rescale (one division by
-    /// P q_l; MAD Section 3.2), false: ModDown then Rescale (the plain path).
+    /// Multiply, relinearize and rescale: level l - 1 (l the lower operand level), scale a.scale * b.scale /
+    /// q_l (canonical for canonical operands). merged = true: ModDown merged with Rescale (one division by
+    /// P q_l; MAD Section 3.2), false: ModDown then Rescale (the unmerged path); the same result up to
+    /// rounding. Throws at level 0 and for a relinearization key of another key set.
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk, bool merged) const;
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const { return mul(a, b, rlk, merged_); }
+    /// mul(a, a, rlk).
     Ciphertext square(const Ciphertext& a, const SwitchingKey& rlk) const { return mul(a, a, rlk); }
     /// Plaintext product, rescaled like every mul: level a.level() - 1, scale a.scale * p.scale / q_l
     /// (canonical when both are). Throws at level 0 and on a plaintext of another level or slot count.
@@ -94,7 +101,7 @@ public:
     /// (u, v) with u + v s ~= c * s' (c over Q_l in evaluation form; key from s' to s).
     std::pair<Poly, Poly> key_switch(const Poly& c, const SwitchingKey& key) const;
     /// a (decrypting under s') re-encrypted under s with the key from s' to s: (c0 + u, v), (u, v) the
-    /// switch of c1. Same level, scale, slots and key set.
+    /// switch of c1. Same level, scale and slots; the key set becomes the key's (that of s).
     Ciphertext key_switch(const Ciphertext& a, const SwitchingKey& key) const;
     /// The same with a BV key (DigitSwitchingKey, no special primes): c1's balanced base-2^digit_bits
     /// digits times the key's parts. a must be over the key's q_limbs() primes (throws otherwise).
@@ -106,7 +113,8 @@ public:
     Ciphertext rotate(const Ciphertext& a, long steps, const GaloisKeys& gk) const;
     /// Complex conjugate of every slot (Galois element 2N - 1). Throws without the conjugation key.
     Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
-    /// Automorphism X -> X^k with its key.
+    /// Automorphism X -> X^k (k odd, below 2N) with its key (from s to phi_k^-1(s), Context::gen_galois_keys):
+    /// no level consumed, scale unchanged.
     Ciphertext automorphism(const Ciphertext& a, std::uint64_t k, const SwitchingKey& key) const;
     /// Hoisted rotations: one Decomp + ModUp of c1 shared by all rotations; result i is rotate(a, steps[i]).
     /// Every key is looked up before any work (a missing one throws first).

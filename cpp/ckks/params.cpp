@@ -1,5 +1,7 @@
 #include "ckks/params.hpp"
 
+#include "util/errors.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -34,7 +36,7 @@ int max_log_qp_128_sparse(int log_n, int hamming_weight) {
 }
 
 namespace {
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("CkksParams: " + what); }
+[[noreturn]] void bad(const std::string& what) { fail("CkksParams", what); }
 double bits_of(const std::vector<u64>& v, std::size_t first, std::size_t last) {
     double s = 0;
     for (std::size_t i = first; i < last; ++i) s += std::log2(static_cast<double>(v[i]));

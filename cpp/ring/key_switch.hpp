@@ -35,7 +35,7 @@ struct SwitchingKey {
 /// A BV (digit-decomposition) switching key from s to s' over the first q_limbs() primes of Q, without
 /// special primes: parts[i] = (b_i, a_i) with b_i + a_i s' = e_i + B^i s, B = 2^digit_bits. For switching
 /// over a small modulus where a hybrid key's P would be too large for the target secret (bootstrapping's
-/// encapsulation into a sparse secret over q0). key_id: the key set it belongs to.
+/// encapsulation into a sparse secret over q0). key_id: the key set of s', the secret it switches to.
 struct DigitSwitchingKey {
     std::vector<std::pair<Poly, Poly>> parts;
     int digit_bits = 0;
@@ -62,6 +62,11 @@ void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key,
 /// divide_by_dropped(x, 0); ModDown merged with Rescale is divide_by_dropped(x, 1); Rescale of a
 /// basis-Q polynomial is divide_by_dropped(x, 1) too.
 Poly divide_by_dropped(const Poly& x, std::size_t drop_q);
+/// ModDown: x over Q_l U P divided by P (rounded), over Q_l.
+inline Poly mod_down_poly(const Poly& x) { return divide_by_dropped(x, 0); }
+/// Rescale of x over Q_l, or ModDown merged with Rescale of x over Q_l U P: divided by q_l (and P), rounded,
+/// over Q_{l-1}.
+inline Poly rescale_poly(const Poly& x) { return divide_by_dropped(x, 1); }
 
 /// P * x over Q_l U P for x over Q_l (MAD Algo 5, PModUp): multiply by P mod q_i, zero on the P limbs.
 Poly p_mod_up(const Poly& x);

@@ -125,7 +125,7 @@ class Ciphertext(_Serializable):
     key_id = property(lambda self: self._core.key_id, doc="identity of the key set it was encrypted under (0: unbound)")
 
     def __repr__(self) -> str:
-        return f"<ember.Ciphertext slots={self.slots} level={self.level} scale=2^{np.log2(self.scale):.3f}>"
+        return f"<ember.Ciphertext slots={self.slots} level={self.level} scale={_ember.scale_str(self.scale)}>"
 
     def _wrap(self, core) -> "Ciphertext":
         return Ciphertext(self._ctx, core)
@@ -369,7 +369,9 @@ class Context:
         return dict(rotation_keys=k.rotation_keys, key_bytes=expanded, key_bytes_compressed=compressed)
 
     def set_eval_keys(self, relin: Optional[SwitchingKey] = None, galois: Optional[GaloisKeys] = None):
-        """Registers evaluation keys (e.g. loaded with from_bytes) used by the ciphertext operators."""
+        """Registers evaluation keys (e.g. loaded with from_bytes) used by the ciphertext operators, under their
+        key set: ciphertexts of that key set use them, those of other key sets keep theirs. Raises ValueError
+        for keys of another context or a relinearization and Galois key of two different key sets."""
         for k, t in ((relin, SwitchingKey), (galois, GaloisKeys)):
             if k is not None and not isinstance(k, t):
                 raise TypeError(f"expected an ember.{t.__name__}, got {type(k).__name__}")

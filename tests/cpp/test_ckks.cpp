@@ -608,6 +608,86 @@ TEST(CkksMisuse, EvaluatorRejectsInvalidInput) {
     expect_invalid([&] { e.ctx->encode(nan_v); }, {"NaN"});
 }
 
+bool same_poly(const Poly& a, const Poly& b) {
+    if (a.q_limbs() != b.q_limbs() || a.basis() != b.basis() || a.form() != b.form()) return false;
+    for (std::size_t i = 0; i < a.limbs(); ++i)
+        if (!std::equal(a.limb(i), a.limb(i) + a.n(), b.limb(i))) return false;
+    return true;
+}
+bool same_ct(const Ciphertext& a, const Ciphertext& b) {
+    return same_poly(a.c0, b.c0) && same_poly(a.c1, b.c1) && a.scale == b.scale && a.slots == b.slots && a.key_id == b.key_id;
+}
+
+TEST(Ckks, RaisedBasisOperationsMatchTheOrdinaryOnes) {
+    // The raised-basis operations against the ordinary ones, bit for bit: ModDown of a rotation left in the raised
+    // basis is the rotation (ModDown(P c0 + u) = c0 + ModDown(u) exactly); ModDown merged with Rescale of P a is
+    // the rescale of a; the multiply-accumulate equals products then sums (every residue fully reduced); ModRaise
+    // restricted to q0 is the input.
+    Env& e = env();
+    std::mt19937_64 rng(38);
+    const cvec x = random_slots(2048, rng), y = random_slots(2048, rng);
+    const Ciphertext a = e.enc(x);
+    const GaloisKeys& gk = *e.keys.galois;
+    const auto raised = e.ev->rotate_many_raised(a, {1, 0, -1, 3}, gk);
+    ASSERT_EQ(raised.size(), 4u);
+    EXPECT_EQ(raised[0].c0.basis(), Basis::QP);
+    EXPECT_TRUE(same_ct(e.ev->mod_down(raised[0]), e.ev->rotate(a, 1, gk)));
+    EXPECT_TRUE(same_ct(e.ev->mod_down(raised[1]), a));
+    EXPECT_TRUE(same_ct(e.ev->mod_down(raised[2]), e.ev->rotate(a, -1, gk)));
+    EXPECT_TRUE(same_ct(e.ev->mod_down(raised[3]), e.ev->rotate(a, 3, gk)));
+    EXPECT_TRUE(same_ct(e.ev->mod_down_rescale(raised[1]), e.ev->rescale(a)));
+    // sums in the raised basis: plaintexts over Q U P
+    const std::size_t l = a.level();
+    Plaintext px, py;
+    px.m = e.ctx->encoder().encode(e.ctx->ring(), x, e.ctx->scale_at(l), l + 1, Basis::QP);
+    py.m = e.ctx->encoder().encode(e.ctx->ring(), y, e.ctx->scale_at(l), l + 1, Basis::QP);
+    px.scale = py.scale = e.ctx->scale_at(l);
+    px.slots = py.slots = 2048;
+    const Ciphertext s = e.ev->mul_plain_sum({&raised[0], &raised[3]}, {&px, &py});
+    EXPECT_TRUE(same_ct(s, e.ev->add(e.ev->mul_plain(raised[0], px), e.ev->mul_plain(raised[3], py))));
+    // the result, brought down and rescaled, is rot_1(a) x + rot_3(a) y
+    cvec want(2048);
+    for (std::size_t i = 0; i < 2048; ++i) want[i] = x[(i + 1) % 2048] * x[i] + x[(i + 3) % 2048] * y[i];
+    EXPECT_LT(max_err(e.dec(e.ev->mod_down_rescale(s)), want), 2 * e.op());
+    // a raised ciphertext is refused where it has no meaning, and plaintexts must match its basis
+    expect_invalid([&] { e.ev->rescale(raised[0]); }, {"raised basis"});
+    expect_invalid([&] { e.ev->rotate(raised[0], 1, gk); }, {"raised basis"});
+    expect_invalid([&] { e.ev->add(raised[0], a); }, {"raised basis"});
+    expect_invalid([&] { e.ev->mod_down(a); }, {"not in the raised basis"});
+    expect_invalid([&] { e.ev->mul_plain(raised[0], e.ctx->encode(x)); }, {"Q U P"});
+    // ModRaise: level 0 lifted to the top, restricted back to q0 it is the input; refused above level 0
+    const Ciphertext low = e.ev->drop_to_level(a, 0);
+    const Ciphertext up = e.ev->mod_raise(low, e.ctx->max_level());
+    EXPECT_EQ(up.level(), e.ctx->max_level());
+    EXPECT_TRUE(same_ct(e.ev->drop_to_level(up, 0), low));
+    expect_invalid([&] { e.ev->mod_raise(a, 2); }, {"level 0"});
+}
+
+TEST(Ckks, KeySwitchOfACiphertextAndDigitKeys) {
+    // Ciphertexts under an ephemeral sparse secret s' switched to s with the key generator's hybrid key, and s to
+    // s' over q0 with its BV digit key: both decrypt to the message under the target secret.
+    Env& e = env();
+    std::mt19937_64 rng(39);
+    const cvec x = random_slots(2048, rng);
+    const auto sparse = e.ctx->gen_sparse_secret_key(32);
+    ASSERT_NE(sparse->key_id, e.keys.secret->key_id);
+    const Ciphertext under_sparse = e.ctx->encrypt(e.ctx->encode(x), *sparse);
+    const auto to_s = e.ctx->gen_switching_key(*sparse, *e.keys.secret);
+    EXPECT_EQ(to_s->key_id, e.keys.secret->key_id);
+    const Ciphertext back = e.ev->key_switch(under_sparse, *to_s);
+    EXPECT_EQ(back.key_id, e.keys.secret->key_id);  // now under s
+    EXPECT_LT(max_err(e.dec(back), x), 2 * e.op());
+    // s -> s' over q0 with 4-bit digits, at level 0
+    const auto to_sparse = e.ctx->gen_digit_switching_key(*e.keys.secret, *sparse, 4);
+    EXPECT_EQ(to_sparse->q_limbs(), 1u);
+    const Ciphertext low = e.ev->drop_to_level(e.enc(x), 0);
+    const Ciphertext sw = e.ev->key_switch(low, *to_sparse);
+    EXPECT_EQ(sw.key_id, sparse->key_id);
+    // at level 0 the error is the BV noise times the digits: still far below the scale
+    EXPECT_LT(max_err(e.ctx->decrypt(sw, *sparse), x), 1e-3);
+    expect_invalid([&] { e.ev->key_switch(e.enc(x), *to_sparse); }, {"q0"});
+}
+
 TEST(CkksMisuse, OperandsOfAnotherContextOrKeySetAreNamed) {
     // Objects know their context (their ring) and ciphertexts their key set: every operation refuses a
     // mismatch with a message that says so, and no key of another keygen gives a silent wrong answer.
