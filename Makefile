@@ -5,6 +5,9 @@
 #   make test-slow   the large-parameter tests (N = 2^16)
 #   make bench       `ember bench all` at N = 2^16
 #   make peers       side-by-side timings against OpenFHE and DESILO (bench/peers/)
+#   make test-asan   C++ and Python suites (small rings) under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan   the threading tests (C++ stress test, Python threads sharing a Context) under ThreadSanitizer
+#   make fuzz        every libFuzzer target (fuzz/) for FUZZ_SECONDS seconds each; fails on any crash
 
 PYTHON  ?= python3
 VENV    := build/venv
@@ -12,8 +15,12 @@ PY      := $(VENV)/bin/python
 JOBS    ?= $(shell nproc)
 APT_PKGS := cmake g++ make libssl-dev libgmp-dev libgtest-dev python3-venv python3-dev
 PY_PKGS  := numpy rich pytest scikit-build-core nanobind matplotlib "dask[distributed]"
+# clang and its runtimes (libFuzzer, sanitizers): only `make fuzz` needs them.
+FUZZ_APT_PKGS := clang libclang-rt-dev
+FUZZ_SECONDS ?= 60
 
-.PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps py-deps install clean
+.PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps fuzz-deps py-deps install clean \
+        test-asan test-tsan fuzz
 
 demo: install
 	$(PY) examples/01_first_program.py
@@ -46,13 +53,20 @@ peers: install
 deps: apt-deps py-deps
 
 # Debian packages, installed only when one is missing (needs root or sudo).
-apt-deps:
-	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+endef
+
+apt-deps:
+	$(call apt_install,$(APT_PKGS))
+
+fuzz-deps:
+	$(call apt_install,$(APT_PKGS) $(FUZZ_APT_PKGS))
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +77,35 @@ py-deps: $(PY)
 
 install: apt-deps py-deps
 	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation .
+
+# --- sanitizers and fuzzing (SECURITY section of the README) --------------------------------------
+# Each builds the core, the C++ tests and the Python extension with gcc's sanitizers in its own build
+# directory; the Python suite imports that extension from a staged copy of the package (build/<san>/pkg),
+# the sanitizer runtime preloaded into the venv's (uninstrumented) interpreter.
+SAN_CMAKE = cmake -S . -B build/$(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=$(2) -DEMBER_TESTS=ON \
+            -DEMBER_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(PY)) > /dev/null
+SAN_STAGE = rm -rf build/$(1)/pkg && mkdir -p build/$(1)/pkg && cp -r python/ember build/$(1)/pkg/ && cp build/$(1)/_ember*.so build/$(1)/pkg/ember/
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath .ci/tsan.supp)"
+
+test-asan: apt-deps py-deps
+	$(call SAN_CMAKE,asan,address)
+	cmake --build build/asan -j$(JOBS) --target ember_tests _ember
+	cd build/asan && $(ASAN_ENV) ctest --output-on-failure -j$(JOBS)
+	$(call SAN_STAGE,asan)
+	$(ASAN_ENV) LD_PRELOAD=$$(gcc -print-file-name=libasan.so) PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -p no:cacheprovider tests/python
+
+test-tsan: apt-deps py-deps
+	$(call SAN_CMAKE,tsan,thread)
+	cmake --build build/tsan -j$(JOBS) --target ember_tests _ember
+	$(TSAN_ENV) build/tsan/tests/cpp/ember_tests --gtest_filter='Threads.*:*Thread*:*Parallel*'
+	$(call SAN_STAGE,tsan)
+	$(TSAN_ENV) LD_PRELOAD=$$(gcc -print-file-name=libtsan.so) PYTHONPATH=build/tsan/pkg $(PY) -m pytest -q -p no:cacheprovider tests/python/test_threads.py
+
+fuzz: fuzz-deps
+	CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Release -DEMBER_FUZZ=ON -DEMBER_TESTS=OFF > /dev/null
+	cmake --build build/fuzz -j$(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 
 clean:
 	rm -rf build

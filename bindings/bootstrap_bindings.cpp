@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "circuits/bootstrap.hpp"
+#include "circuits/bootstrap_keys_io.hpp"
 #include "convert.hpp"
 #include "io/serialize.hpp"
 
@@ -92,24 +93,10 @@ void bind_bootstrap(nb::module_& m) {
              },
              "ctx"_a, "what"_a, "element"_a = 0)
         .def("key_from_bytes",
-             [key_of](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::string& what, nb::bytes data, std::uint64_t elt) {
-                 auto bytes = bind::span_of(data);
-                 auto key = std::make_shared<SwitchingKey>(switching_key_from_bytes(*ctx, bytes));
-                 if (auto* p = key_of(k, what, elt)) {
-                     *p = std::move(key);
-                     return;
-                 }
-                 if (!k.galois) {
-                     k.galois = std::make_shared<GaloisKeys>();
-                     k.galois->key_id = key->key_id;
-                 } else if (key->key_id != k.galois->key_id) {
-                     throw std::invalid_argument("the Galois key of element " + std::to_string(elt) + " belongs to another key set than the others");
-                 }
-                 const std::uint64_t two_n = 2 * ctx->params().n();
-                 if (elt % 2 == 0 || elt >= two_n) throw std::invalid_argument("Galois element must be odd and below 2N");
-                 k.galois->keys.insert_or_assign(elt, std::move(*key));
+             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::string& what, nb::bytes data, std::uint64_t elt, std::size_t max_bytes) {
+                 read_bootstrap_key(k, *ctx, what, bind::span_of(data), elt, ReadOptions{max_bytes});
              },
-             "ctx"_a, "what"_a, "data"_a, "element"_a = 0)
+             "ctx"_a, "what"_a, "data"_a, "element"_a = 0, "max_bytes"_a = 0)
         .def("to_sparse_to_bytes",
              [](const BootstrapKeys& k, const std::shared_ptr<Context>& ctx) {
                  std::vector<nb::bytes> out;
@@ -123,19 +110,13 @@ void bind_bootstrap(nb::module_& m) {
              },
              "ctx"_a)
         .def("to_sparse_from_bytes",
-             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::vector<nb::bytes>& parts, int digit_bits) {
+             [](BootstrapKeys& k, const std::shared_ptr<Context>& ctx, const std::vector<nb::bytes>& parts, int digit_bits, std::size_t max_bytes) {
                  auto key = std::make_shared<DigitSwitchingKey>();
                  key->digit_bits = digit_bits;
-                 for (const auto& p : parts) {
-                     Ciphertext c = ciphertext_from_bytes(*ctx, bind::span_of(p));
-                     if (c.level() != 0) throw std::invalid_argument("encapsulation key parts must be at level 0");
-                     if (key->parts.empty()) key->key_id = c.key_id;
-                     else if (c.key_id != key->key_id) throw std::invalid_argument("encapsulation key parts belong to different key sets");
-                     key->parts.emplace_back(std::move(c.c0), std::move(c.c1));
-                 }
+                 for (const auto& p : parts) set_encapsulation_part(*key, key->parts.size(), read_encapsulation_part(*ctx, bind::span_of(p), ReadOptions{max_bytes}));
                  k.to_sparse = std::move(key);
              },
-             "ctx"_a, "parts"_a, "digit_bits"_a)
+             "ctx"_a, "parts"_a, "digit_bits"_a, "max_bytes"_a = 0)
         .def_prop_ro("relin", [](const BootstrapKeys& k) { return k.relin; })
         .def_prop_ro("galois", [](const BootstrapKeys& k) { return k.galois; })
         .def_prop_ro("rotation_keys", [](const BootstrapKeys& k) { return k.galois ? k.galois->keys.size() : 0; })

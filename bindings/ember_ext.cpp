@@ -7,6 +7,7 @@
 #include "convert.hpp"
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -136,6 +137,13 @@ NB_MODULE(_ember, m) {
     m.def("max_log_qp_128", &max_log_qp_128, "log_n"_a);
     m.def("scale_str", &scale_str, "scale"_a, "A scale as every message prints it: 2^40, or 2^40.0000000002");
 
+    nb::class_<DecryptionFlooding>(m, "DecryptionFloodingCore")
+        .def(nb::init<>())
+        .def_rw("noise_bits", &DecryptionFlooding::noise_bits)
+        .def_rw("statistical_bits", &DecryptionFlooding::statistical_bits)
+        .def_rw("queries", &DecryptionFlooding::queries)
+        .def("sigma_bits", &DecryptionFlooding::sigma_bits, "n"_a);
+
     nb::class_<Plaintext>(m, "PlaintextCore")
         .def_prop_ro("level", &Plaintext::level)
         .def_ro("scale", &Plaintext::scale)
@@ -205,14 +213,19 @@ NB_MODULE(_ember, m) {
         })
         .def("encrypt_pk", [](const ContextCore& c, const Plaintext& pt, const PublicKey& pk) { return c.ctx->encrypt(pt, pk); }, RG())
         .def("encrypt_sk", [](const ContextCore& c, const Plaintext& pt, const SecretKey& sk) { return c.ctx->encrypt(pt, sk); }, RG())
-        .def("decrypt", [](const ContextCore& c, const Ciphertext& ct, const SecretKey& sk) {
-            std::vector<cplx> z;
-            {
-                nb::gil_scoped_release r;
-                z = c.ctx->decrypt(ct, sk);
-            }
-            return to_numpy(std::move(z));
-        })
+        .def("decrypt",
+             [](const ContextCore& c, const Ciphertext& ct, const SecretKey& sk, std::optional<DecryptionFlooding> flood) {
+                 std::vector<cplx> z;
+                 {
+                     nb::gil_scoped_release r;
+                     z = flood ? c.ctx->decrypt(ct, sk, *flood) : c.ctx->decrypt(ct, sk);
+                 }
+                 return to_numpy(std::move(z));
+             },
+             "ct"_a, "sk"_a, "flood"_a.none() = nb::none())
+        .def("set_decryption_flooding", [](ContextCore& c, std::optional<DecryptionFlooding> f) { c.ctx->set_decryption_flooding(f); }, "flood"_a.none())
+        .def_prop_ro("decryption_flooding", [](const ContextCore& c) { return c.ctx->decryption_flooding(); })
+        .def("decryption_noise_bits", [](const ContextCore& c, const Ciphertext& ct, const SecretKey& sk) { return c.ctx->decryption_noise_bits(ct, sk); }, RG())
         .def("add", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.add(a, b); }, RG())
         .def("sub", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.sub(a, b); }, RG())
         .def("negate", [](const ContextCore& c, const Ciphertext& a) { return c.ev.negate(a); }, RG())
@@ -250,12 +263,52 @@ NB_MODULE(_ember, m) {
     m.def("switching_key_to_bytes", [=](const ContextCore& c, const SwitchingKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });
     m.def("galois_keys_to_bytes", [=](const ContextCore& c, const GaloisKeys& x) { return as_bytes(to_bytes(*c.ctx, x)); });
     m.def("secret_key_to_bytes", [=](const ContextCore& c, const SecretKey& x) { return as_bytes(ember::secret_key_to_bytes(*c.ctx, x)); });
-    m.def("ciphertext_from_bytes", [=](const ContextCore& c, nb::bytes b) { return ember::ciphertext_from_bytes(*c.ctx, span_of(b)); });
-    m.def("plaintext_from_bytes", [=](const ContextCore& c, nb::bytes b) { return ember::plaintext_from_bytes(*c.ctx, span_of(b)); });
-    m.def("public_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<PublicKey>(ember::public_key_from_bytes(*c.ctx, span_of(b))); });
-    m.def("switching_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(*c.ctx, span_of(b))); });
-    m.def("galois_keys_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(*c.ctx, span_of(b))); });
-    m.def("secret_key_from_bytes", [=](const ContextCore& c, nb::bytes b) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(*c.ctx, span_of(b))); });
+    // max_bytes: 0 for the default bound (io/serialize.hpp). The bytes object stays referenced by the
+    // call's arguments, so the GIL is released while it is parsed.
+    // parse(...) takes the span with the GIL held, then parses without it.
+    auto parse = [](const ContextCore& c, const nb::bytes& b, std::size_t mx, auto&& f) {
+        const auto bytes = span_of(b);
+        nb::gil_scoped_release r;
+        return f(*c.ctx, bytes, ReadOptions{mx});
+    };
+    m.def("ciphertext_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::ciphertext_from_bytes(x, b, o); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("plaintext_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::plaintext_from_bytes(x, b, o); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("public_key_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<PublicKey>(ember::public_key_from_bytes(x, b, o)); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("switching_key_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(x, b, o)); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("galois_keys_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(x, b, o)); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("secret_key_from_bytes",
+          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(x, b, o)); });
+          },
+          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    m.def("default_max_bytes", [](const ContextCore& c, const std::string& kind) {
+        static const std::pair<const char*, SerialType> kinds[] = {{"ciphertext", SerialType::Ciphertext}, {"plaintext", SerialType::Plaintext},
+                                                                   {"public_key", SerialType::PublicKey}, {"switching_key", SerialType::SwitchingKey},
+                                                                   {"galois_keys", SerialType::GaloisKeys}, {"secret_key", SerialType::SecretKey}};
+        for (const auto& [name, t] : kinds)
+            if (kind == name) return default_max_bytes(*c.ctx, t);
+        throw std::invalid_argument("default_max_bytes: unknown object kind " + kind);
+    });
 
     bind_circuits(m);
     bind_bootstrap(m);

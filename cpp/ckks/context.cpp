@@ -1,5 +1,6 @@
 #include "ckks/context.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <openssl/crypto.h>
@@ -319,7 +320,7 @@ Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
     return ct;
 }
 
-Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const {
+Plaintext Context::decrypt_raw(const Ciphertext& ct, const SecretKey& sk) const {
     check_owned("decrypt", ct);
     check_owned("decrypt", "secret key", sk.s);
     if (ct.key_id && sk.key_id && ct.key_id != sk.key_id) fail("cannot decrypt", "the secret key is not the one this ciphertext was encrypted for");
@@ -332,6 +333,57 @@ Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& s
     pt.scale = ct.scale;
     pt.slots = ct.slots;
     return pt;
+}
+
+double DecryptionFlooding::sigma_bits(std::size_t n) const {
+    auto bad = [](const std::string& what) { throw std::invalid_argument("DecryptionFlooding: " + what); };
+    if (!(noise_bits >= 0 && noise_bits <= 62)) bad("noise_bits must be in [0, 62], got " + std::to_string(noise_bits));
+    if (!(statistical_bits >= 0 && statistical_bits <= 128)) bad("statistical_bits must be in [0, 128], got " + std::to_string(statistical_bits));
+    if (!(queries >= 1 && queries <= 0x1.0p64)) bad("queries must be in [1, 2^64], got " + std::to_string(queries));
+    return statistical_bits / 2 + 0.5 * std::log2(static_cast<double>(n) * queries) + noise_bits;
+}
+
+Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const {
+    if (auto f = decryption_flooding()) return decrypt_to_plaintext(ct, sk, *f);
+    return decrypt_raw(ct, sk);
+}
+
+Plaintext Context::decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk, const DecryptionFlooding& flood) const {
+    const double bits = flood.sigma_bits(params_.n());
+    // The sampler's limit; the message is long gone well before (sigma above the scale).
+    if (bits > 56) throw std::invalid_argument("decrypt: flooding noise of 2^" + std::to_string(bits) + " exceeds 2^56 (lower noise_bits, statistical_bits or queries)");
+    Plaintext pt = decrypt_raw(ct, sk);
+    Prng prng(fresh_seed(), 0);
+    const Poly f = small_poly(sample_gaussian_wide(prng, params_.n(), std::exp2(bits)), pt.m.q_limbs(), Basis::Q);
+    if (pt.m.form() != Form::Eval) throw std::invalid_argument("decrypt: the ciphertext must be in evaluation form");
+    poly_add(pt.m, pt.m, f);
+    return pt;
+}
+
+void Context::set_decryption_flooding(std::optional<DecryptionFlooding> flood) {
+    if (flood) flood->sigma_bits(params_.n());  // validates
+    std::lock_guard<std::mutex> l(flood_mu_);
+    flood_ = flood;
+}
+
+std::optional<DecryptionFlooding> Context::decryption_flooding() const {
+    std::lock_guard<std::mutex> l(flood_mu_);
+    return flood_;
+}
+
+double Context::decryption_noise_bits(const Ciphertext& ct, const SecretKey& sk) const {
+    Plaintext pt = decrypt_raw(ct, sk);
+    poly_to_coeff(pt.m);
+    // Centered in the first limb: exact while |c0 + c1 s| < q_0 / 2, which a decryptable encryption of
+    // zero satisfies by a wide margin.
+    double mx = 0;
+    const Modulus& m = ring_->mod(0);
+    const u64* d = pt.m.limb(0);
+    for (std::size_t i = 0; i < params_.n(); ++i) {
+        const double v = d[i] > m.q / 2 ? static_cast<double>(m.q - d[i]) : static_cast<double>(d[i]);
+        mx = std::max(mx, v);
+    }
+    return mx > 0 ? std::log2(mx) : 0.0;
 }
 
 }  // namespace ember

@@ -1,9 +1,12 @@
 // Context: one CKKS parameter set with its ring, encoder and per-level scales; key generation,
-// encryption and decryption. Immutable after construction and safe to share between threads.
+// encryption and decryption. Immutable after construction (the decryption-flooding policy aside, which
+// is set under a lock) and safe to share between threads.
 #pragma once
 
 #include <complex>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -13,6 +16,28 @@
 #include "ckks/params.hpp"
 
 namespace ember {
+
+/// Noise flooding at decryption, the defence against the key-recovery attack of Li and Micciancio
+/// (EUROCRYPT 2021) on shared CKKS decryptions: a decryption m + e reveals the noise e, which is a
+/// known linear function of the secret. Flooding adds a fresh rounded Gaussian of standard deviation
+///   sigma = 2^(statistical_bits / 2) * sqrt(N * queries) * 2^noise_bits
+/// to every coefficient of m + e before decoding, where 2^noise_bits bounds |e| per coefficient.
+///
+/// Why this size: the order-a Renyi divergence between the views (queries decryptions of N coefficients)
+/// with and without e is at most exp(a * N * queries * B^2 / (2 sigma^2)) = exp(a 2^-(statistical_bits+1));
+/// at a = 2^(statistical_bits + 1) it is e, so any event (recovering the key, say) that has probability p
+/// when decryptions reveal nothing beyond the message has probability at most (e p)^(1 - 2^-(s+1)) with
+/// them: for p = 2^-128 and s = 30, 2^-126.6. The bound holds only if every shared decryption has noise
+/// below 2^noise_bits: measure it on the computation you will run (Context::decryption_noise_bits on its
+/// output for inputs of zero) and add a margin. Cost: each slot gets an error of standard deviation
+/// about sigma * sqrt(N / 2) / scale in its real and in its imaginary part.
+struct DecryptionFlooding {
+    double noise_bits = 0;          ///< log2 of a bound on the decryption noise per coefficient (>= 0)
+    double statistical_bits = 30;   ///< s above
+    double queries = 128;           ///< decryptions of related ciphertexts an adversary may see (>= 1)
+    /// log2(sigma) for a ring of degree n; throws std::invalid_argument naming a field out of range.
+    double sigma_bits(std::size_t n) const;
+};
 
 class Context {
 public:
@@ -67,8 +92,22 @@ public:
     // Encryption and decryption.
     Ciphertext encrypt(const Plaintext& pt, const PublicKey& pk) const;
     Ciphertext encrypt(const Plaintext& pt, const SecretKey& sk) const;
+    /// c0 + c1 s, flooded when the context has a flooding policy (set_decryption_flooding).
     Plaintext decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk) const;
+    /// c0 + c1 s flooded as `flood` says (whatever the context's policy).
+    Plaintext decrypt_to_plaintext(const Ciphertext& ct, const SecretKey& sk, const DecryptionFlooding& flood) const;
     std::vector<cplx> decrypt(const Ciphertext& ct, const SecretKey& sk) const { return decode(decrypt_to_plaintext(ct, sk)); }
+    std::vector<cplx> decrypt(const Ciphertext& ct, const SecretKey& sk, const DecryptionFlooding& flood) const {
+        return decode(decrypt_to_plaintext(ct, sk, flood));
+    }
+    /// The context-wide policy: every decrypt() without an explicit policy floods as `flood` says
+    /// (std::nullopt: no flooding, the default). Thread-safe.
+    void set_decryption_flooding(std::optional<DecryptionFlooding> flood);
+    std::optional<DecryptionFlooding> decryption_flooding() const;
+    /// log2 of the largest |coefficient| of c0 + c1 s, never flooded: for a ciphertext computed from
+    /// encryptions of zero, the noise bound DecryptionFlooding::noise_bits asks for. Keep its result
+    /// private (it is the quantity flooding hides).
+    double decryption_noise_bits(const Ciphertext& ct, const SecretKey& sk) const;
 
     // Identity checks (every operation makes them; see ckks/ciphertext.hpp).
     /// Refuses a polynomial of another context (another ring object), naming the difference:
@@ -90,6 +129,10 @@ private:
     Encoder encoder_;
     std::vector<double> scales_;
     std::vector<DigitRange> partition_;
+    mutable std::mutex flood_mu_;
+    std::optional<DecryptionFlooding> flood_;
+
+    Plaintext decrypt_raw(const Ciphertext& ct, const SecretKey& sk) const;
 };
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -249,7 +250,7 @@ private:
 
 /// Checks the header (magic, version, type, parameter hash, payload length) and the checksum; returns a
 /// reader over the payload.
-Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> bytes, SerialType type) {
+Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> bytes, SerialType type, const ReadOptions& opt) {
     const std::size_t size = bytes.size();
     if (size < kHeaderBytes + kChecksumBytes)
         fail(fn, "truncated: " + std::to_string(size) + " bytes, the header and checksum alone take " + std::to_string(kHeaderBytes + kChecksumBytes));
@@ -267,13 +268,20 @@ Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> by
     const auto mine = ctx.params().hash();
     if (std::memcmp(hash, mine.data(), kHashBytes) != 0)
         fail(fn, "serialized for different parameters (the parameter hash does not match the context's " + ctx.params().describe() + ")");
+    // The size bound before the payload is hashed or parsed (the header fields above cost nothing).
+    const std::size_t max_bytes = opt.max_bytes ? opt.max_bytes : default_max_bytes(ctx, type);
+    if (size > max_bytes)
+        fail(fn, "input of " + std::to_string(size) + " bytes exceeds max_bytes = " + std::to_string(max_bytes) +
+                     (opt.max_bytes ? "" : " (the largest " + std::string(type_name(static_cast<std::uint16_t>(type))) + " of this context; pass a larger max_bytes to accept more)"));
     const std::uint64_t len = h.u64("payload length");
     const std::size_t avail = size - kHeaderBytes - kChecksumBytes;
     if (len != avail)
         fail(fn, "payload length must equal the " + std::to_string(avail) + " bytes between header and checksum, got " + std::to_string(len));
+#ifndef EMBER_FUZZING
     std::uint8_t sum[kChecksumBytes];
     sha256(d, kHeaderBytes + avail, sum);
     if (CRYPTO_memcmp(sum, d + kHeaderBytes + avail, kChecksumBytes) != 0) fail(fn, "checksum mismatch: the bytes are corrupted");
+#endif
     return Reader(fn, d + kHeaderBytes, avail);
 }
 
@@ -400,7 +408,29 @@ void check_galois_element(const char* fn, const Context& ctx, std::uint64_t k) {
     if (k % 2 == 0 || k >= two_n) fail(fn, "Galois element must be odd and below 2N = " + std::to_string(two_n) + ", got " + std::to_string(k));
 }
 
+// Payload bytes of the largest objects (unseeded keys, top level).
+std::size_t max_poly_bytes(const Context& ctx, Basis basis) { return 6 + poly_data_bytes(*ctx.ring(), ctx.max_level() + 1, basis); }
+std::size_t max_switching_key_payload(const Context& ctx) { return 4 + 1 + ctx.partition().size() * 2 * max_poly_bytes(ctx, Basis::QP); }
+/// The smallest a switching key can be: seeded, every digit a b_j and a seed.
+std::size_t min_switching_key_payload(const Context& ctx) { return 4 + 1 + ctx.partition().size() * (max_poly_bytes(ctx, Basis::QP) + kSeedBytes); }
+
 }  // namespace
+
+std::size_t default_max_bytes(const Context& ctx, SerialType type) {
+    constexpr std::size_t id = 8;  // the trailing key-set identity (every type but Plaintext)
+    std::size_t payload = 0;
+    switch (type) {
+        case SerialType::Ciphertext: payload = 8 + 8 + 2 * max_poly_bytes(ctx, Basis::Q) + id; break;
+        case SerialType::Plaintext: payload = 8 + 8 + max_poly_bytes(ctx, Basis::Q); break;
+        case SerialType::PublicKey: payload = 2 * max_poly_bytes(ctx, Basis::QP) + id; break;
+        case SerialType::SwitchingKey: payload = max_switching_key_payload(ctx) + id; break;
+        case SerialType::GaloisKeys:
+            payload = 4 + std::min<std::size_t>(kDefaultMaxGaloisKeys, ctx.params().n()) * (8 + max_switching_key_payload(ctx)) + id;
+            break;
+        case SerialType::SecretKey: payload = max_poly_bytes(ctx, Basis::QP) + id; break;
+    }
+    return kHeaderBytes + payload + kChecksumBytes;
+}
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -478,9 +508,9 @@ std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKe
     });
 }
 
-Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "ciphertext_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::Ciphertext);
+    Reader r = open(fn, ctx, bytes, SerialType::Ciphertext, opt);
     Ciphertext ct;
     ct.scale = r.f64("scale");
     check_scale(fn, ct.scale);
@@ -495,9 +525,9 @@ Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_
     return ct;
 }
 
-Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "plaintext_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::Plaintext);
+    Reader r = open(fn, ctx, bytes, SerialType::Plaintext, opt);
     Plaintext pt;
     pt.scale = r.f64("scale");
     check_scale(fn, pt.scale);
@@ -508,8 +538,8 @@ Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t>
     return pt;
 }
 
-PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
-    Reader r = open("public_key_from_bytes", ctx, bytes, SerialType::PublicKey);
+PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
+    Reader r = open("public_key_from_bytes", ctx, bytes, SerialType::PublicKey, opt);
     PublicKey pk;
     pk.b = read_poly(r, ctx, key_spec(ctx, "b"));
     pk.a = read_poly(r, ctx, key_spec(ctx, "a"));
@@ -517,19 +547,25 @@ PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t
     return pk;
 }
 
-SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
-    Reader r = open("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey);
+SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
+    Reader r = open("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey, opt);
     SwitchingKey key = read_switching_key(r, ctx);
     key.key_id = r.key_id_and_finish();
     return key;
 }
 
-GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
+GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "galois_keys_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::GaloisKeys);
+    Reader r = open(fn, ctx, bytes, SerialType::GaloisKeys, opt);
     const std::uint32_t count = r.u32("key count");
     const std::size_t n = ctx.params().n();  // N odd elements below 2N
     if (count > n) fail(fn, "key count must be at most N = " + std::to_string(n) + ", got " + std::to_string(count));
+    // Every key takes at least its Galois element and a seeded switching key: a count the payload cannot
+    // hold is refused before the first key is read.
+    const std::size_t min_key = 8 + min_switching_key_payload(ctx);
+    if (count > r.remaining() / min_key)
+        fail(fn, "payload truncated: key count " + std::to_string(count) + " needs at least " + std::to_string(min_key) + " bytes per key, the payload has " +
+                     std::to_string(r.remaining()) + " left");
     GaloisKeys gk;
     std::uint64_t prev = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -546,8 +582,8 @@ GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8
     return gk;
 }
 
-SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes) {
-    Reader r = open("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey);
+SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
+    Reader r = open("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey, opt);
     SecretKey sk;
     sk.s = read_poly(r, ctx, key_spec(ctx, "s", /*secret=*/true));
     sk.key_id = r.key_id_and_finish();

@@ -25,6 +25,16 @@
 // form, slots, scale, digit count, Galois elements, every coefficient below its prime) before the memory
 // it implies is allocated. Every failure is a std::invalid_argument naming the field and its bound;
 // bytes written for another parameter set are refused with "serialized for different parameters".
+//
+// Bounded: an input longer than ReadOptions::max_bytes is refused before it is hashed or parsed; the
+// default bound, default_max_bytes(ctx, type), is the largest object of that type the context can
+// produce (a GaloisKeys: up to kDefaultMaxGaloisKeys unseeded keys), so valid objects always pass.
+// Every allocation is then bounded by the input's own size (about twice it for seeded keys, whose
+// uniform halves are re-expanded from their seeds).
+//
+// Fuzzing builds (EMBER_FUZZING defined, fuzz/) skip the checksum comparison, so that the fuzzer reaches
+// the parser; the checksum is an integrity check, not a defence (an attacker recomputes it), and every
+// check after it is what protects the reader.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +48,8 @@
 namespace ember {
 
 inline constexpr std::uint16_t kSerialFormatVersion = 1;
+/// GaloisKeys sets larger than this need an explicit ReadOptions::max_bytes.
+inline constexpr std::size_t kDefaultMaxGaloisKeys = 256;
 
 /// Object types of the header.
 enum class SerialType : std::uint16_t {
@@ -49,6 +61,15 @@ enum class SerialType : std::uint16_t {
     SecretKey = 6,
 };
 
+/// Limits on untrusted input.
+struct ReadOptions {
+    /// Largest accepted input in bytes (header and checksum included); 0: default_max_bytes(ctx, type).
+    std::size_t max_bytes = 0;
+};
+
+/// The default bound: the size of the largest object of `type` that ctx can write.
+std::size_t default_max_bytes(const Context& ctx, SerialType type);
+
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct);
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const Plaintext& pt);
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk);
@@ -58,11 +79,11 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk);
 /// Deliberately named so that a secret key is never written by accident.
 std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk);
 
-Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
-Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
-PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
-SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
-GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
-SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes);
+Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
+Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
+PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
+SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
+GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
+SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
 
 }  // namespace ember

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <string>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -105,6 +107,23 @@ std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigm
         for (double x : g) {
             if (i < n && std::fabs(x) <= bound) v[i++] = static_cast<std::int64_t>(std::llround(x));
         }
+    }
+    return v;
+}
+
+std::vector<std::int64_t> sample_gaussian_wide(Prng& prng, std::size_t n, double sigma) {
+    if (!(sigma >= 1.0 && sigma <= 0x1.0p56)) throw std::invalid_argument("sample_gaussian_wide: sigma must be in [1, 2^56], got " + std::to_string(sigma));
+    static_assert(std::numeric_limits<long double>::digits >= 64, "needs an 80-bit long double");
+    std::vector<std::int64_t> v(n);
+    const long double s = sigma, two_pi = 6.283185307179586476925286766559L;
+    for (std::size_t i = 0; i < n;) {
+        // u1 in (0, 1], u2 in [0, 1), 64 random bits each
+        const long double u1 = (static_cast<long double>(prng.next_u64()) + 1.0L) * 0x1.0p-64L;
+        const long double u2 = static_cast<long double>(prng.next_u64()) * 0x1.0p-64L;
+        const long double r = s * std::sqrt(-2.0L * std::log(u1));
+        const long double g[2] = {r * std::cos(two_pi * u2), r * std::sin(two_pi * u2)};
+        for (long double x : g)
+            if (i < n) v[i++] = std::llround(x);
     }
     return v;
 }

@@ -44,5 +44,9 @@ std::vector<std::int64_t> sample_ternary(Prng& prng, std::size_t n);
 std::vector<std::int64_t> sample_hamming(Prng& prng, std::size_t n, std::size_t h);
 /// Rounded Gaussian of standard deviation sigma, cut at 6 sigma.
 std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigma);
+/// Rounded Gaussian of a large standard deviation (noise flooding, 1 <= sigma <= 2^56), not cut: Box-Muller
+/// in long double from 64-bit uniforms, so the low bits of the samples are random too (a double would leave
+/// the bits below sigma * 2^-50 at zero) and the tail reaches about 9.4 sigma.
+std::vector<std::int64_t> sample_gaussian_wide(Prng& prng, std::size_t n, double sigma);
 
 }  // namespace ember

@@ -11,13 +11,13 @@
 from ._ember import max_log_qp_128  # noqa: F401
 from .params import CkksParams  # noqa: F401
 from .context import (Context, Ciphertext, Plaintext, KeySet, PublicKey, SecretKey, SwitchingKey,  # noqa: F401
-                      GaloisKeys)
+                      GaloisKeys, DecryptionFlooding)
 from .tracing import trace  # noqa: F401
 from .precision import PrecisionStats, precision  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
-           "GaloisKeys", "SwitchingKey", "max_log_qp_128", "precision", "PrecisionStats"]
+           "GaloisKeys", "SwitchingKey", "DecryptionFlooding", "max_log_qp_128", "precision", "PrecisionStats"]
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
                        evaluate_function)
 from . import heaan  # noqa: F401,E402  (the non-RNS HEAAN scheme of paper 000)

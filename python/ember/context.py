@@ -27,10 +27,46 @@ class _Serializable:
         return getattr(_ember, f"{self._kind}_to_bytes")(self._ctx._core, self._core)
 
     @classmethod
-    def from_bytes(cls, ctx: "Context", data: bytes):
+    def from_bytes(cls, ctx: "Context", data: bytes, *, max_bytes: Optional[int] = None):
+        """The object in `data`, checked against `ctx`.
+
+        Parameters
+        ----------
+        ctx : Context
+            The context the object was written for (its parameter hash must match).
+        data : bytes-like
+            Untrusted bytes.
+        max_bytes : int, optional
+            Largest accepted input, checked before anything is parsed or allocated. Default:
+            ``default_max_bytes(ctx)``, the size of the largest object of this type `ctx` can write.
+
+        Raises
+        ------
+        ValueError
+            On anything malformed, too large, or written for other parameters; the message names the
+            field and its bound.
+        """
         if not isinstance(ctx, Context):
             raise TypeError("from_bytes needs the ember.Context the object belongs to")
-        return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, bytes(data)))
+        mx = _check_max_bytes(max_bytes)
+        if mx and len(data) > mx:  # before copying a large buffer; the C++ reader checks again
+            raise ValueError(f"{cls._kind}_from_bytes: input of {len(data)} bytes exceeds max_bytes = {mx}")
+        return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, bytes(data), mx))
+
+    @classmethod
+    def default_max_bytes(cls, ctx: "Context") -> int:
+        """The default bound of from_bytes: the size of the largest object of this type ctx can write (for
+        GaloisKeys: 256 unseeded keys)."""
+        return _ember.default_max_bytes(ctx._core, cls._kind)
+
+
+def _check_max_bytes(max_bytes) -> int:
+    """0 (the default bound) for None, else a positive int."""
+    if max_bytes is None:
+        return 0
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 1:
+        raise ValueError(f"max_bytes must be a positive integer or None, got {max_bytes!r}")
+    return int(max_bytes)
 
 
 class PublicKey(_Serializable):
@@ -66,6 +102,45 @@ class SecretKey(_Serializable):
 
     def __reduce__(self):
         raise TypeError("ember.SecretKey cannot be pickled; use to_bytes(export_secret=True)")
+
+
+@dataclass(frozen=True)
+class DecryptionFlooding:
+    """Noise flooding at decryption against the Li-Micciancio key-recovery attack (README, "Sharing
+    decrypted results").
+
+    Each decryption gets a fresh rounded Gaussian of standard deviation
+    ``sigma = 2**(statistical_bits / 2) * sqrt(N * queries) * 2**noise_bits`` on every coefficient.
+
+    Parameters
+    ----------
+    noise_bits : float
+        log2 of a bound on the noise of every ciphertext you decrypt (per coefficient): measure it with
+        Context.decryption_noise_bits on your computation's output for inputs of zero, and add a margin.
+    statistical_bits : float
+        s: with the bound respected, an event of probability p without leaks (recovering the key) has
+        probability at most (e p)^(1 - 2^-(s+1)) with the flooded decryptions.
+    queries : float
+        How many decryptions of related ciphertexts an adversary may see.
+    """
+    noise_bits: float
+    statistical_bits: float = 30.0
+    queries: float = 128.0
+
+    def _core(self):
+        c = _ember.DecryptionFloodingCore()
+        c.noise_bits, c.statistical_bits, c.queries = float(self.noise_bits), float(self.statistical_bits), float(self.queries)
+        return c
+
+    def sigma_bits(self, ctx: "Context") -> float:
+        """log2 of the flooding standard deviation for ctx's ring."""
+        return self._core().sigma_bits(ctx.params.n)
+
+    def precision_bits(self, ctx: "Context", scale: Optional[float] = None) -> float:
+        """Bits of precision left in each slot's real (or imaginary) part: -log2 of the flooding error's
+        standard deviation there, sigma * sqrt(N / 2) / scale (scale: that of a fresh ciphertext if None)."""
+        scale = ctx.scale_at(ctx.user_level) if scale is None else float(scale)
+        return float(np.log2(scale) - self.sigma_bits(ctx) - 0.5 * np.log2(ctx.params.n / 2))
 
 
 @dataclass
@@ -193,8 +268,8 @@ class Ciphertext(_Serializable):
     def conjugate(self) -> "Ciphertext":
         return self._wrap(self._ctx._core.conjugate(self._core))
 
-    def decrypt(self, secret_key) -> np.ndarray:
-        return self._ctx.decrypt(self, secret_key)
+    def decrypt(self, secret_key, *, flooding=None) -> np.ndarray:
+        return self._ctx.decrypt(self, secret_key, flooding=flooding)
 
 
 class Context:
@@ -339,25 +414,38 @@ class Context:
                 write(f"to_sparse-{i:02d}.ct", part)
         return names
 
-    def load_bootstrap_keys(self, directory):
+    def load_bootstrap_keys(self, directory, *, max_bytes: Optional[int] = None):
         """Loads keys written by save_bootstrap_keys() one file at a time and registers them (the
-        relinearization and Galois keys also as this context's evaluation keys). Bad files raise ValueError."""
+        relinearization and Galois keys also as this context's evaluation keys). Bad files raise ValueError.
+        max_bytes bounds each file (default: the largest switching key, or ciphertext, of this context);
+        a larger file is refused before it is read."""
         import pathlib
         d = pathlib.Path(directory)
         if not (d / "relin.key").is_file():
             raise ValueError(f"{d}: no relin.key (not a directory written by save_bootstrap_keys)")
+        mx = _check_max_bytes(max_bytes)
+        limit = {"key": mx or SwitchingKey.default_max_bytes(self), "ct": mx or Ciphertext.default_max_bytes(self)}
+
+        def read(f, kind):
+            size = f.stat().st_size
+            if size > limit[kind]:
+                raise ValueError(f"{f.name}: {size} bytes exceeds max_bytes = {limit[kind]}")
+            return f.read_bytes()
+
         handle, k = _ember.context_of(self._core), _ember.BootstrapKeysCore()
-        k.key_from_bytes(handle, "relin", (d / "relin.key").read_bytes())
+        k.key_from_bytes(handle, "relin", read(d / "relin.key", "key"), 0, mx)
         for f in sorted(d.glob("galois-*.key")):
             try:
                 e = int(f.stem.split("-", 1)[1])
             except ValueError:
                 raise ValueError(f"{f.name}: bad Galois key file name") from None
-            k.key_from_bytes(handle, "galois", f.read_bytes(), e)
+            k.key_from_bytes(handle, "galois", read(f, "key"), e, mx)
         if (d / "from_sparse.key").is_file():
-            k.key_from_bytes(handle, "from_sparse", (d / "from_sparse.key").read_bytes())
-            k.to_sparse_from_bytes(handle, [f.read_bytes() for f in sorted(d.glob("to_sparse-*.ct"))],
-                                   int(self.params.bootstrap_config.encaps_digit_bits))
+            k.key_from_bytes(handle, "from_sparse", read(d / "from_sparse.key", "key"), 0, mx)
+            parts = sorted(d.glob("to_sparse-*.ct"))
+            if not parts:
+                raise ValueError(f"{d}: from_sparse.key without its to_sparse-*.ct parts")
+            k.to_sparse_from_bytes(handle, [read(f, "ct") for f in parts], int(self.params.bootstrap_config.encaps_digit_bits), mx)
         self._core.set_eval_keys(k.relin, k.galois)
         self._register_boot_keys(k)
 
@@ -399,13 +487,40 @@ class Context:
             return Ciphertext(self, self._core.encrypt_sk(pt._core, key._core))
         raise TypeError("key must be an ember.PublicKey or ember.SecretKey")
 
-    def decrypt(self, ct: Ciphertext, secret_key) -> np.ndarray:
-        """Decrypted slot values (complex128, one per slot of the ciphertext)."""
+    def decrypt(self, ct: Ciphertext, secret_key, *, flooding: Optional["DecryptionFlooding"] = None) -> np.ndarray:
+        """Decrypted slot values (complex128, one per slot of the ciphertext).
+
+        flooding: add noise-flooding for this decryption (see DecryptionFlooding); without it, the
+        context's policy (set_decryption_flooding) applies, if any.
+        """
         if not isinstance(ct, Ciphertext):
             raise TypeError("decrypt expects an ember.Ciphertext")
         if not isinstance(secret_key, SecretKey):
             raise TypeError("decrypt needs the ember.SecretKey")
-        return self._core.decrypt(ct._core, secret_key._core)
+        if flooding is not None and not isinstance(flooding, DecryptionFlooding):
+            raise TypeError("flooding must be an ember.DecryptionFlooding")
+        return self._core.decrypt(ct._core, secret_key._core, flooding._core() if flooding else None)
+
+    def set_decryption_flooding(self, flooding: Optional["DecryptionFlooding"]):
+        """Context-wide policy: every later decrypt() floods as `flooding` says (None: switch it off).
+        Turn it on whenever decrypted results are shown to anyone but the key owner (README, "Sharing
+        decrypted results")."""
+        if flooding is not None and not isinstance(flooding, DecryptionFlooding):
+            raise TypeError("flooding must be an ember.DecryptionFlooding or None")
+        self._core.set_decryption_flooding(flooding._core() if flooding else None)
+
+    @property
+    def decryption_flooding(self) -> Optional["DecryptionFlooding"]:
+        f = self._core.decryption_flooding
+        return None if f is None else DecryptionFlooding(f.noise_bits, f.statistical_bits, f.queries)
+
+    def decryption_noise_bits(self, ct: Ciphertext, secret_key) -> float:
+        """log2 of the largest coefficient of the raw decryption of ct (never flooded). Run your
+        computation on encryptions of zero and pass the result (plus a margin) as
+        DecryptionFlooding(noise_bits=...). Keep the value private: it is what flooding hides."""
+        if not isinstance(ct, Ciphertext) or not isinstance(secret_key, SecretKey):
+            raise TypeError("decryption_noise_bits expects an ember.Ciphertext and the ember.SecretKey")
+        return self._core.decryption_noise_bits(ct._core, secret_key._core)
 
     # explicit operations (the operators call these) ---------------------------------------------
     def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:

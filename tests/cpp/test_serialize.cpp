@@ -163,10 +163,12 @@ Bytes with_field(const Bytes& base, std::size_t off, std::uint64_t v, int bytes)
 
 using Loader = std::function<void(const Context&, std::span<const std::uint8_t>)>;
 
-/// The Loader of one object type: reads the bytes and drops the object.
+/// The Loader of one object type: reads the bytes and drops the object. No size bound (the default
+/// bound is the largest valid object, which would refuse grown inputs before the checks these tests
+/// look at; Serialize.DefaultSizeBound tests it).
 template <auto FromBytes>
 void load_as(const Context& k, std::span<const std::uint8_t> b) {
-    (void)FromBytes(k, b);
+    (void)FromBytes(k, b, ReadOptions{std::numeric_limits<std::size_t>::max()});
 }
 
 /// Expects loading to throw std::invalid_argument whose message contains `needle`.
@@ -616,6 +618,47 @@ TEST(Serialize, HugeClaimsAreRefusedWithoutAllocating) {
     const std::size_t before = w.counting->allocations.load();
     (void)ciphertext_from_bytes(cc, good);
     EXPECT_GE(w.counting->allocations.load(), before + 2);
+}
+
+// The default bound is the largest object the context can write: every valid object passes it, the
+// largest ones exactly; one byte more is refused before anything is hashed or allocated; an explicit
+// max_bytes overrides it both ways.
+TEST(Serialize, DefaultSizeBound) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Context& cc = *w.counted_ctx;  // same parameters, counts allocations
+    const std::pair<const char*, SerialType> types[] = {{"Ciphertext", SerialType::Ciphertext}, {"Plaintext", SerialType::Plaintext},
+                                                        {"PublicKey", SerialType::PublicKey},   {"RelinKeySeeded", SerialType::SwitchingKey},
+                                                        {"RelinKeyUnseeded", SerialType::SwitchingKey}, {"GaloisKeys", SerialType::GaloisKeys},
+                                                        {"SecretKey", SerialType::SecretKey}};
+    const std::vector<Sample> all = samples();
+    for (const auto& [name, type] : types) {
+        const Sample* smp = nullptr;
+        for (const Sample& x : all)
+            if (std::string(x.name) == name) smp = &x;
+        ASSERT_NE(smp, nullptr) << name;
+        const std::size_t bound = default_max_bytes(c, type);
+        EXPECT_LE(smp->bytes.size(), bound) << name;
+        // Top-level ciphertexts and plaintexts, unseeded keys and secret keys are the largest of their type.
+        if (std::string(name) != "RelinKeySeeded" && std::string(name) != "GaloisKeys") EXPECT_EQ(smp->bytes.size(), bound) << name;
+    }
+    auto load_ct = [](const Context& k, std::span<const std::uint8_t> b, std::size_t mx) { (void)ciphertext_from_bytes(k, b, ReadOptions{mx}); };
+    const Bytes good = to_bytes(c, w.ct_x);
+    EXPECT_NO_THROW(load_ct(c, good, 0));
+    EXPECT_NO_THROW(load_ct(c, good, good.size()));
+    expect_invalid([&] { load_ct(c, good, good.size() - 1); }, {"exceeds max_bytes = " + std::to_string(good.size() - 1)}, "explicit bound one byte short");
+    // One byte longer than any valid ciphertext, length fixed and resealed: refused by size, allocating nothing.
+    Bytes grown = good;
+    grown.insert(grown.end() - kChecksum, 0);
+    fix_length_and_reseal(grown);
+    const std::size_t before = w.counting->allocations.load();
+    expect_invalid([&] { load_ct(cc, grown, 0); }, {"exceeds max_bytes", "largest Ciphertext"}, "grown ciphertext, default bound");
+    EXPECT_EQ(w.counting->allocations.load(), before);
+    // With a larger explicit bound the same bytes reach the payload checks.
+    expect_invalid([&] { load_ct(cc, grown, grown.size()); }, {"unexpected bytes"}, "grown ciphertext, explicit bound");
+    // The GaloisKeys bound: kDefaultMaxGaloisKeys unseeded keys.
+    EXPECT_EQ(default_max_bytes(c, SerialType::GaloisKeys),
+              48 + 4 + kDefaultMaxGaloisKeys * (8 + (default_max_bytes(c, SerialType::SwitchingKey) - 48 - 8 - 32)) + 8 + 32);
 }
 
 }  // namespace

@@ -239,7 +239,7 @@ class Graph:
     def from_json(cls, text: Union[str, bytes]) -> "Graph":
         try:
             d = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nesting too deep
             raise ValueError(f"not an ember graph: invalid JSON ({e})") from None
         return cls.from_dict(d)
 
@@ -254,6 +254,19 @@ def load(path) -> Graph:
 
 
 # validation ------------------------------------------------------------------------------------
+def _plain_json(x, what: str):
+    """x, if it is standard JSON (no NaN or infinity, which to_json() could not write back)."""
+    try:
+        json.dumps(x, allow_nan=False)
+    except ValueError:
+        raise ValueError(f"ember graph: {what} holds a non-finite number") from None
+    return x
+
+
+def _is_id(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _int(x, what: str, lo: int = 0) -> int:
     if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < lo:
         raise ValueError(f"{what} must be an integer >= {lo}, got {x!r}")
@@ -284,6 +297,7 @@ def _from_dict(d) -> Graph:
     meta = d.get("meta", {})
     if not isinstance(meta, dict):
         raise ValueError("ember graph: 'meta' must be an object")
+    _plain_json(meta, "'meta'")
     g = Graph(meta)
     for i, v in enumerate(d["values"]):
         w = f"value #{i}"
@@ -319,8 +333,8 @@ def _from_dict(d) -> Graph:
         if not isinstance(n["op"], str) or not n["op"]:
             raise ValueError(f"ember graph: node {i}: op must be a non-empty string")
         for key in ("in", "out"):
-            if not isinstance(n[key], list):
-                raise ValueError(f"ember graph: node {i}: '{key}' must be a list of value ids")
+            if not isinstance(n[key], list) or not all(_is_id(v) for v in n[key]):
+                raise ValueError(f"ember graph: node {i}: '{key}' must be a list of value ids (integers)")
         for v in n["in"]:
             if v not in g.values:
                 raise ValueError(f"ember graph: node {i} ({n['op']}): unknown input value {v!r}")
@@ -330,6 +344,7 @@ def _from_dict(d) -> Graph:
         params = n.get("params", {})
         if not isinstance(params, dict):
             raise ValueError(f"ember graph: node {i}: params must be an object")
+        _plain_json(params, f"node {i}: params")
         counts = n.get("counts")
         if counts is not None:
             if not isinstance(counts, dict):
@@ -342,7 +357,7 @@ def _from_dict(d) -> Graph:
         slots = _int(n["slots"], f"node {i}: slots") if "slots" in n else None
         g.add_node(n["op"], n["in"], n["out"], level, slots, params, counts, seconds)
     outputs = d.get("outputs", [])
-    if not isinstance(outputs, list) or any(v not in g.values for v in outputs):
+    if not isinstance(outputs, list) or any(not _is_id(v) or v not in g.values for v in outputs):
         raise ValueError("ember graph: 'outputs' must be a list of known value ids")
     g.outputs = list(outputs)
     names = d.get("names", {})

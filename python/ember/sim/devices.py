@@ -22,10 +22,11 @@ Sources
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 
 @dataclass
@@ -47,10 +48,51 @@ class Profile:
         return json.dumps(asdict(self), indent=1, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Profile":
-        d = json.loads(text)
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+    def from_json(cls, text: Union[str, bytes]) -> "Profile":
+        """A profile from JSON (e.g. a file `ember sim calibrate` wrote); a malformed one is a ValueError
+        naming the field. Unknown keys are ignored."""
+        try:
+            d = json.loads(text)
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            raise ValueError(f"device profile: invalid JSON ({e})") from None
+        if not isinstance(d, dict):
+            raise ValueError("device profile: the document is not an object")
+
+        def num(k, lo_exclusive: bool, default=None):
+            v = d.get(k, default)
+            if v is None:
+                raise ValueError(f"device profile: lacks {k}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (lo_exclusive and v == 0):
+                raise ValueError(f"device profile: {k} must be a finite number {'> 0' if lo_exclusive else '>= 0'}, got {v!r}")
+            return float(v)
+
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"device profile: name must be a non-empty string, got {name!r}")
+        source = d.get("source", "")
+        if not isinstance(source, str):
+            raise ValueError(f"device profile: source must be a string, got {source!r}")
+        ints = {}
+        for k in ("multipliers", "threads"):
+            v = d.get(k, 0)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 40:
+                raise ValueError(f"device profile: {k} must be an integer in [0, 2^40), got {v!r}")
+            ints[k] = v
+        rates = d.get("kernel_rates", {})
+        if not isinstance(rates, dict) or not all(
+                isinstance(k, str) and not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+                for k, v in rates.items()):
+            raise ValueError("device profile: kernel_rates must map kernel names to finite rates > 0")
+        measured = d.get("measured", {})
+        try:
+            if not isinstance(measured, dict):
+                raise ValueError
+            json.dumps(measured, allow_nan=False)
+        except ValueError:
+            raise ValueError("device profile: measured must be an object of finite numbers, strings and lists") from None
+        return cls(name, num("mul_per_s", True), num("add_per_s", True), num("bandwidth", True), num("cache_mb", False, 0),
+                   source, ints["multipliers"], num("freq_hz", False, 0), {k: float(v) for k, v in rates.items()},
+                   ints["threads"], measured)
 
 
 def asic(name: str, multipliers: int, bandwidth: float, cache_mb: float, source: str, freq_hz: float = 1e9) -> Profile:
