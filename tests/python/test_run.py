@@ -306,3 +306,29 @@ def test_recipe_round_trip():
     assert ember.CkksParams.from_recipe(b.recipe())._core.hash() == b._core.hash()
     with pytest.raises(ValueError, match="not a CkksParams recipe"):
         ember.CkksParams.from_recipe({"kind": "rsa"})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["pool", "dask"])
+def test_n15_batch_with_a_worker_killed(kind):
+    """N = 2^15 (secure parameters): 8 HE Mul + rotate tasks on 2 workers, one SIGKILLed mid-run; every output
+    within 2^-20 of numpy (scale 2^40, values in [-1, 1])."""
+    from ember.run import DaskExecutor
+    ctx = ember.Context(ember.CkksParams(log_n=15, levels=12, log_scale=40, dnum=3), threads=1)
+    keys = ctx.keygen(rotations=[1])
+    rng = np.random.default_rng(3)
+    xs = [rng.uniform(-1, 1, ctx.slots) for _ in range(8)]
+    cts = [ctx.encrypt(x, keys.public) for x in xs]
+    ex = LocalPool(ctx, keys, workers=2) if kind == "pool" else DaskExecutor(ctx, keys, workers=2)
+    with ex:
+        if kind == "pool":
+            victim = ex.worker_pids()[0]
+        else:
+            victim = ex.client.run(os.getpid)[ex.worker_names()[0]]
+
+        def kill_after_first(done, total):
+            if done == 1:
+                threading.Timer(0.2, os.kill, (victim, signal.SIGKILL)).start()
+        res = ex.map(slow_mul_rotate, cts, progress=kill_after_first, timeout=300)
+        _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref, bound=2.0 ** -20)
+        assert res.workers_lost >= 1
