@@ -1,0 +1,8 @@
+"""Applications written against Ember's public Python API.
+
+* :mod:`ember.apps.logreg`: encrypted logistic-regression training (HELR), scikit-learn style.
+* :mod:`ember.apps.cnn`: encrypted CNN inference in the LoLa style on the 8 x 8 digits.
+* :mod:`ember.apps.datasets`: the bundled data sets and a generator.
+"""
+from .logreg import (BOOTSTRAP_OPTIONS, EncryptedLogisticRegression, Float64LogisticRegression,  # noqa: F401
+                     Packing, nesterov_schedule, sigmoid_poly, sigmoid_poly_error)
