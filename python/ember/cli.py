@@ -170,7 +170,7 @@ def main(argv=None) -> int:
 
     # Further command groups register themselves (each module has add_parser(subparsers)).
     import importlib
-    for name in ("ember.sim.cli", "ember.sched.cli"):
+    for name in ("ember.sim.cli", "ember.sched.cli", "ember.apps.demo"):
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:

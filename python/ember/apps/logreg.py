@@ -243,6 +243,7 @@ class TrainingLog:
     seconds: float = 0.0
     bootstrap_seconds: float = 0.0
     levels: list = field(default_factory=list)
+    iterations_per_bootstrap: int = 0
 
 
 def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]], sizes: list[int], packing: Packing,
@@ -251,7 +252,7 @@ def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]
     """The server's loop: iterations on the encrypted batches, bootstrapping (v + i w) / B when the next
     iteration would not fit in the levels left. Returns (w_T, TrainingLog). `progress(t, log)` is called after
     each iteration; `monitor(t, w_ct)` (a diagnostic for the data owner's plots) too."""
-    log = TrainingLog()
+    log = TrainingLog(iterations_per_bootstrap=1 + (v.level - LEVELS_PER_ITERATION - 1) // LEVELS_PER_ITERATION)
     T = len(schedule)
     t0 = time.perf_counter()
     for t in range(T):

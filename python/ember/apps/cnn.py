@@ -1,0 +1,339 @@
+"""Encrypted CNN inference in the LoLa style (Brutzkus, Elisha, Gilad-Bachrach, ICML'19) on the 8 x 8 digits.
+
+The network: conv 3x3 (K = 7 maps, stride 1, valid: 6 x 6 each) -> square -> dense (7 * 36 -> H = 32) -> square
+-> dense (32 -> 10). It is trained in float64 with numpy (:func:`train`); :func:`plain_forward` is the same
+polynomial network in float64, the reference the encrypted predictions are compared with.
+
+Slot layout (:class:`Layout`, S = N/2 slots, B images per ciphertext, blocks of 512 slots):
+
+* each image owns S / B slots = 16 / B *replicas* of a 512-slot block (LoLa's stacked vectors: one dense-layer
+  pass multiplies every replica by a different row);
+* inside a block, map k's 64-slot region starts at 10 + 64 k; the client places the 8 x 8 image (row-major, so
+  pixel (y, x) at 8 y + x) in every map region of every replica. The convolution representation is then
+  X_j = rotate(X, 8 dy + dx) for the 9 kernel offsets (one hoisted ``rotate_many``): slot 10 + 64 k + 8 y + x of
+  X_j holds pixel (y + dy, x + dx), so conv_k = sum_j w[k, j] X_j + b_k with plaintext vectors, no further
+  rotation. Slots with x >= 6 or y >= 6 (and the first 10 of a block) are junk: their dense weights are zero.
+* dense 1, pass q: the product U_q * a (row q R + r of the weights in replica r) summed over each block by
+  rotations (1, 2, ..., 256; or baby-step giant-step with ``baby`` hoisted rotations of the input shared by all
+  passes, giant steps baby * 2^i), so slot j < 10 of replica r holds h[q R + r] exactly: the first 10 slots of
+  every block carry zero weights, so the window sums there see one block only -- the result comes out
+  *interleaved*, replicated over the 10 class positions for free;
+* square, dense 2: sum_q Q_q * h_q^2 with Q_q[replica r, c] = W2[c, q R + r], then a sum over the replicas
+  (rotations by 512 * 2^i): logit c of image b lands in slot b S / B + c.
+
+Depth 5 (conv, square, dense, square, dense). :func:`encrypted_forward` is a plain function of (model,
+ciphertext) that uses only public operations (rotate_many, rotate, *, +, rescale), so the same program can
+later run under a graph-capture context.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..context import Ciphertext, Context
+from ..params import CkksParams
+
+K_MAPS, KSIZE, OUT, HIDDEN, CLASSES = 7, 3, 6, 32, 10
+BLOCK, MAP_PITCH, LEAD = 512, 64, 10
+OFFSETS = [8 * dy + dx for dy in range(KSIZE) for dx in range(KSIZE)]
+
+#: 128-bit parameters (log QP = 350 <= 438 at N = 2^14): five 36-bit levels on a 50-bit q0.
+PARAMS = dict(log_n=14, levels=5, log_scale=36, first_mod_bits=50, dnum=3)
+
+
+# ---- float training and the float64 reference --------------------------------------------------------------------
+def _patches(X):
+    """(n, 36, 9): the 3x3 patch of every output position of the 8 x 8 images (n, 64)."""
+    img = X.reshape(-1, 8, 8)
+    cols = [img[:, dy:dy + OUT, dx:dx + OUT].reshape(len(X), OUT * OUT) for dy in range(KSIZE) for dx in range(KSIZE)]
+    return np.stack(cols, axis=2)
+
+
+def plain_forward(model: dict, X, return_all: bool = False):
+    """Logits (n, 10) of the polynomial network in float64; X: (n, 64) pixels already scaled by the model's
+    input scale (see :func:`scale_input`)."""
+    P = _patches(np.asarray(X, dtype=np.float64))
+    c = P @ model["wc"].T + model["bc"]                 # (n, 36, K)
+    a1 = c ** 2
+    f = a1.transpose(0, 2, 1).reshape(len(X), -1)       # (n, K * 36), map-major
+    h = f @ model["w1"].T + model["b1"]
+    a2 = h ** 2
+    out = a2 @ model["w2"].T + model["b2"]
+    return (out, dict(P=P, c=c, a1=a1, f=f, h=h, a2=a2)) if return_all else out
+
+
+def scale_input(X):
+    return np.asarray(X, dtype=np.float64) / 16.0
+
+
+def train(X, y, epochs: int = 60, hidden: int = HIDDEN, maps: int = K_MAPS, lr: float = 3e-3, batch: int = 32,
+          weight_decay: float = 1e-4, seed: int = 0, progress=None) -> dict:
+    """Adam on the softmax cross-entropy; X already scaled (:func:`scale_input`)."""
+    rng = np.random.default_rng(seed)
+    m = dict(wc=rng.normal(0, 0.5, (maps, 9)), bc=np.zeros(maps),
+             w1=rng.normal(0, 1 / np.sqrt(maps * 36), (hidden, maps * 36)), b1=np.zeros(hidden),
+             w2=rng.normal(0, 1 / np.sqrt(hidden), (CLASSES, hidden)), b2=np.zeros(CLASSES))
+    mom = {k: np.zeros_like(v) for k, v in m.items()}
+    vel = {k: np.zeros_like(v) for k, v in m.items()}
+    step = 0
+    Y = np.eye(CLASSES)[y]
+    for ep in range(epochs):
+        order = rng.permutation(len(X))
+        for i in range(0, len(X), batch):
+            idx = order[i:i + batch]
+            out, t = plain_forward(m, X[idx], return_all=True)
+            p = np.exp(out - out.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            d_out = (p - Y[idx]) / len(idx)
+            g = dict(w2=d_out.T @ t["a2"], b2=d_out.sum(0))
+            d_h = (d_out @ m["w2"]) * 2 * t["h"]
+            g["w1"], g["b1"] = d_h.T @ t["f"], d_h.sum(0)
+            d_f = d_h @ m["w1"]
+            d_c = d_f.reshape(len(idx), maps, OUT * OUT).transpose(0, 2, 1) * 2 * t["c"]
+            g["wc"] = np.einsum("npk,npj->kj", d_c, t["P"])
+            g["bc"] = d_c.sum((0, 1))
+            step += 1
+            for k in m:
+                gk = g[k] + weight_decay * m[k]
+                mom[k] = 0.9 * mom[k] + 0.1 * gk
+                vel[k] = 0.999 * vel[k] + 0.001 * gk ** 2
+                m[k] -= lr * (mom[k] / (1 - 0.9 ** step)) / (np.sqrt(vel[k] / (1 - 0.999 ** step)) + 1e-8)
+        if progress is not None:
+            progress(ep)
+    return m
+
+
+# ---- the layout --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    slots: int
+    batch: int = 1   # images per ciphertext
+    hidden: int = HIDDEN
+    maps: int = K_MAPS
+
+    def __post_init__(self):
+        if self.maps * MAP_PITCH + LEAD > BLOCK:
+            raise ValueError(f"Layout: {self.maps} maps do not fit a {BLOCK}-slot block")
+        if self.slots % (self.batch * BLOCK) or self.batch < 1:
+            raise ValueError(f"Layout: {self.batch} images of {BLOCK}-slot blocks do not divide {self.slots} slots")
+        if self.hidden % self.replicas:
+            raise ValueError(f"Layout: {self.hidden} hidden units are not a multiple of {self.replicas} replicas")
+
+    @property
+    def region(self) -> int:      # slots per image
+        return self.slots // self.batch
+
+    @property
+    def replicas(self) -> int:    # blocks per image
+        return self.region // BLOCK
+
+    @property
+    def passes(self) -> int:      # dense-1 passes (rows per pass = replicas)
+        return self.hidden // self.replicas
+
+    def conv_positions(self):
+        """Block position of (map k, output y, x)."""
+        k, yy, xx = np.meshgrid(np.arange(self.maps), np.arange(OUT), np.arange(OUT), indexing="ij")
+        return LEAD + MAP_PITCH * k + 8 * yy + xx
+
+    def encode_images(self, X) -> np.ndarray:
+        """The client's slot vector for up to `batch` images (n, 64), pixels already scaled."""
+        X = np.asarray(X, dtype=np.float64)
+        if len(X) > self.batch:
+            raise ValueError(f"Layout: {len(X)} images for a batch of {self.batch}")
+        v = np.zeros((self.batch, self.replicas, BLOCK))
+        for k in range(self.maps):
+            v[: len(X), :, LEAD + MAP_PITCH * k: LEAD + MAP_PITCH * (k + 1)] = X[:, None, :]
+        return v.reshape(-1)
+
+    def decode_logits(self, slots, n: Optional[int] = None) -> np.ndarray:
+        out = np.asarray(slots).real.reshape(self.batch, self.region)[:, :CLASSES]
+        return out if n is None else out[:n]
+
+    def rotations(self, baby: int = 1) -> list[int]:
+        steps = set(OFFSETS) - {0}
+        steps |= set(range(1, baby))
+        s = baby
+        while s < BLOCK:
+            steps.add(s)
+            s *= 2
+        r = 1
+        while r < self.replicas:
+            steps.add(BLOCK * r)
+            r *= 2
+        return sorted(steps)
+
+
+# ---- the server's model: plaintext weights laid out for the slots ------------------------------------------------
+class EncryptedModel:
+    """The trained weights as slot vectors for one layout (the server holds the model in the clear)."""
+
+    def __init__(self, ctx: Context, model: dict, layout: Layout, baby: int = 1):
+        self.ctx, self.layout, self.baby = ctx, layout, baby
+        L, S, R = layout, layout.slots, layout.replicas
+        pos = L.conv_positions()                                       # (K, 6, 6)
+
+        def tile(block):                                               # one block pattern per replica -> all slots
+            return np.tile(block.reshape(R, BLOCK), (L.batch, 1)).reshape(S)
+
+        self.wconv = []
+        for j in range(9):
+            blk = np.zeros(BLOCK)
+            for k in range(L.maps):
+                blk[pos[k].ravel()] = model["wc"][k, j]
+            self.wconv.append(np.tile(blk, S // BLOCK))
+        blk = np.zeros(BLOCK)
+        for k in range(L.maps):
+            blk[pos[k].ravel()] = model["bc"][k]
+        self.bconv = np.tile(blk, S // BLOCK)
+        flat_pos = pos.reshape(L.maps, -1).ravel()                      # map-major, as plain_forward flattens
+        self.u, self.b1, self.q = [], [], []
+        for q in range(L.passes):
+            rows = np.arange(q * R, (q + 1) * R)
+            u = np.zeros((R, BLOCK))
+            u[:, flat_pos] = model["w1"][rows]
+            self.u.append(tile(u))
+            b = np.zeros((R, BLOCK))
+            b[:, :CLASSES] = model["b1"][rows][:, None]
+            self.b1.append(tile(b))
+            qq = np.zeros((R, BLOCK))
+            qq[:, :CLASSES] = model["w2"][:, rows].T
+            self.q.append(tile(qq))
+        b2 = np.zeros((L.batch, L.region))
+        b2[:, :CLASSES] = model["b2"]
+        self.b2 = b2.reshape(S)
+        self._plain = {}
+
+    def plaintext(self, key, vec, level: int):
+        """vec encoded at `level` on the scale q_level (a product with it, rescaled, keeps the ciphertext's scale)."""
+        k = (key, level)
+        if k not in self._plain:
+            q = float(self.ctx.params.q_primes[level])
+            self._plain[k] = self.ctx.encode(vec, level=level, scale=q)
+        return self._plain[k]
+
+
+def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
+    for s in steps:
+        ct = ct + ct.rotate(s)
+    return ct
+
+
+def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
+    """Logits of the images packed in x (slot b S/B + c); public operations only."""
+    L = m.layout
+    # convolution: the 9 shifted inputs by one hoisted rotate_many, plaintext weights
+    shifted = [x] + x.rotate_many(OFFSETS[1:])
+    lvl = x.level
+    conv = None
+    for j, xj in enumerate(shifted):
+        t = xj * m.plaintext(("wc", j), m.wconv[j], lvl)
+        conv = t if conv is None else conv + t
+    conv = conv.rescale() + m.bconv
+    a1 = conv * conv
+    # dense 1 in passes, baby-step giant-step: baby hoisted rotations of a1 shared by all passes
+    baby = m.baby
+    babies = [a1] + (a1.rotate_many(range(1, baby)) if baby > 1 else [])
+    giant = []
+    s = baby
+    while s < BLOCK:
+        giant.append(s)
+        s *= 2
+    lvl = a1.level
+    out = None
+    for q in range(L.passes):
+        t = None
+        for b, ab in enumerate(babies):
+            p = ab * m.plaintext(("u", q, b), np.roll(m.u[q], -b), lvl)
+            t = p if t is None else t + p
+        h = _rotsum(t.rescale(), giant) + m.b1[q]
+        h2 = h * h
+        p = h2 * m.plaintext(("q", q), m.q[q], h2.level)
+        out = p if out is None else out + p
+    out = out.rescale()
+    r, steps = 1, []
+    while r < L.replicas:
+        steps.append(BLOCK * r)
+        r *= 2
+    return _rotsum(out, steps) + m.b2
+
+
+# ---- the demo ----------------------------------------------------------------------------------------------------
+def make_context(threads: int = 2, **overrides) -> Context:
+    return Context(CkksParams(**{**PARAMS, **overrides}), threads=threads)
+
+
+def run_demo(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed: int = 0, png: Optional[str] = None,
+             progress: bool = False, epochs: Optional[int] = None, params: Optional[dict] = None) -> dict:
+    from . import datasets
+    from .demo import _Progress
+
+    X, y = datasets.digits()
+    Xtr, Xte, ytr, yte = datasets.train_test_split(scale_input(X), y, test_fraction=0.25, seed=seed)
+    if images is not None:
+        Xte, yte = Xte[:images], yte[:images]
+    ep = 60 if epochs is None else epochs
+    with _Progress(progress, "ember demo cnn") as bar:
+        bar.stage("training (float64)", ep)
+        t = time.perf_counter()
+        model = train(Xtr, ytr, epochs=ep, seed=seed, progress=lambda e: bar.advance())
+        train_s = time.perf_counter() - t
+        plain = plain_forward(model, Xte)
+        bar.stage("keys")
+        ctx = make_context(threads, **(params or {}))
+        layout = Layout(ctx.slots, batch=batch)
+        baby = 16 if layout.passes > 4 else 1
+        keys = ctx.keygen(rotations=layout.rotations(baby))
+        em = EncryptedModel(ctx, model, layout, baby=baby)
+        # warm-up (encodes the plaintext weights once), not timed
+        encrypted_forward(em, ctx.encrypt(layout.encode_images(Xte[:batch]), keys.public))
+        n = len(Xte)
+        chunks = [(i, min(i + batch, n)) for i in range(0, n, batch)]
+        bar.stage(f"encrypted inference ({batch} per ciphertext)", len(chunks))
+        enc_logits, server_s = [], []
+        for a, b in chunks:
+            ct = ctx.encrypt(layout.encode_images(Xte[a:b]), keys.public)
+            t = time.perf_counter()
+            out = encrypted_forward(em, ct)
+            server_s.append(time.perf_counter() - t)
+            enc_logits.append(layout.decode_logits(ctx.decrypt(out, keys.secret), b - a))
+            bar.advance(f"{server_s[-1]:.2f} s")
+    enc = np.concatenate(enc_logits)
+    pe, pp = enc.argmax(1), plain.argmax(1)
+    # latency: one image alone (batch 1 layout) is what the chunks measure when batch == 1
+    rec = dict(app="cnn", dataset="digits-8x8", images=int(n), batch=batch, passes=layout.passes, baby_steps=baby,
+               accuracy_encrypted=float((pe == yte).mean()), accuracy_plain=float((pp == yte).mean()),
+               agreement=float((pe == pp).mean()), max_logit_error=float(np.abs(enc - plain).max()),
+               latency_s=float(np.median(server_s)), images_per_s=float(n / sum(server_s)),
+               seconds_per_ciphertext=float(np.median(server_s)), train_seconds=train_s, threads=threads,
+               params=ctx.params.to_dict(), rotation_keys=len(layout.rotations(baby)))
+    if png:
+        _confusion_png(png, yte, pe)
+        rec["png"] = png
+    return rec
+
+
+def _confusion_png(directory, y, pred):
+    import pathlib
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    d = pathlib.Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    cm = np.zeros((CLASSES, CLASSES), int)
+    np.add.at(cm, (y, pred), 1)
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    im = ax.imshow(cm, cmap="Blues")
+    for i in range(CLASSES):
+        for j in range(CLASSES):
+            ax.text(j, i, cm[i, j], ha="center", va="center", fontsize=7, color="white" if cm[i, j] > cm.max() / 2 else "black")
+    ax.set(xlabel="encrypted prediction", ylabel="true digit", xticks=range(CLASSES), yticks=range(CLASSES),
+           title="LoLa-style CNN on encrypted 8x8 digits")
+    fig.colorbar(im)
+    fig.tight_layout()
+    fig.savefig(d / "cnn_confusion.png", dpi=120)
+    plt.close(fig)

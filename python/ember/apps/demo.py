@@ -1,0 +1,236 @@
+"""`ember demo lr` and `ember demo cnn`: the applications end to end, with progress bars on a terminal,
+PNG plots on request (--png DIR) and one JSON object as the last line (--json, or always on a pipe)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+
+# Per-dataset defaults for the HELR demo, chosen on the float64 reference (the encrypted run follows it):
+# the inner products z.w stay inside the sigmoid's interval over the run, where the cubic is a fair sigmoid.
+LR_PRESETS = {
+    "breast-cancer": dict(iterations=30, learning_rate=1.0, decay=0.3, sigmoid_interval=16.0),
+    "digits-3-8": dict(iterations=20, learning_rate=2.0, decay=0.3, sigmoid_interval=8.0),
+    "synthetic": dict(iterations=5, learning_rate=1.0, decay=0.3, sigmoid_interval=8.0),
+}
+
+
+class _Progress:
+    """A rich progress bar on a terminal (stderr), nothing otherwise."""
+
+    def __init__(self, enabled: bool, title: str):
+        self.enabled, self.title, self._p, self._task = enabled, title, None, None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            self._p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                               TextColumn("{task.fields[info]}"), TimeElapsedColumn(), transient=False)
+            self._p.__enter__()
+        return self
+
+    def stage(self, msg: str, total: Optional[int] = None):
+        if self._p is None:
+            return
+        if self._task is not None:
+            self._p.update(self._task, completed=self._p.tasks[self._task].total or 1)
+        self._task = self._p.add_task(f"{self.title}: {msg}", total=total, info="")
+
+    def advance(self, info: str = ""):
+        if self._p is not None and self._task is not None:
+            self._p.update(self._task, advance=1, info=info)
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.__exit__(*exc)
+        return False
+
+
+def _load(dataset: str, samples: int, features: int, seed: int):
+    from . import datasets
+    if dataset == "breast-cancer":
+        return datasets.breast_cancer()
+    if dataset == "digits-3-8":
+        return datasets.digits((3, 8))
+    if dataset == "synthetic":
+        return datasets.synthetic_lr(samples=samples, features=features, seed=seed)
+    raise ValueError(f"unknown dataset {dataset!r}")
+
+
+def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, learning_rate: Optional[float] = None,
+           decay: Optional[float] = None, sigmoid_interval: Optional[float] = None, batch_size: Optional[int] = None,
+           log_n: int = 16, threads: int = 2, samples: int = 1024, features: int = 255, seed: int = 0,
+           insecure: bool = False, png: Optional[str] = None, progress: bool = False) -> dict:
+    """Train on encrypted data, the float64 twin and scikit-learn on the same split; returns the record."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    from . import datasets
+    from .logreg import EncryptedLogisticRegression, Float64LogisticRegression, sigmoid_poly, sigmoid_poly_error
+
+    hp = dict(LR_PRESETS[dataset])
+    for k, v in dict(iterations=iterations, learning_rate=learning_rate, decay=decay,
+                     sigmoid_interval=sigmoid_interval).items():
+        if v is not None:
+            hp[k] = v
+    X, y = _load(dataset, samples, features, seed)
+    if dataset == "synthetic":  # the benchmark shape: one batch of all samples, all of them for training
+        Xtr, Xte, ytr, yte = X, X, y, y
+        batch_size = batch_size or samples
+    else:
+        Xtr, Xte, ytr, yte = datasets.train_test_split(X, y, seed=seed)
+
+    enc = EncryptedLogisticRegression(**hp, batch_size=batch_size, log_n=log_n, threads=threads, insecure=insecure,
+                                      random_state=seed)
+    with _Progress(progress, f"ember demo lr ({dataset})") as bar:
+        def on_iter(t, log):
+            bar.advance(f"level {log.levels[-1][0]}, {log.bootstraps} bootstraps, {log.seconds:.1f} s")
+
+        def stage(msg):
+            bar.stage(msg, hp["iterations"] if msg == "training" else None)
+        enc.fit(Xtr, ytr, progress=on_iter, history=bool(png), stage=stage)
+    capacity = 2 * enc.packing_.R
+    f64_hist = []
+    ref = Float64LogisticRegression(**hp, batch_size=batch_size, random_state=seed).fit(
+        Xtr, ytr, capacity=capacity, monitor=lambda t, w: f64_hist.append(w.copy()))
+    Xs = enc.scaler_.transform(Xtr)
+    sk = LogisticRegression(max_iter=10000).fit(Xs[:, :-1], ytr)
+    both = len(np.unique(yte)) == 2
+    rec = dict(app="lr", dataset=dataset, samples=int(len(Xtr)), test_samples=int(len(Xte)),
+               features=int(enc.packing_.features), padded_features=enc.packing_.F,
+               batch_size=enc.packing_.samples, batches=len(enc.batches_), ciphertexts_per_batch=enc.packing_.ciphertexts,
+               iterations=enc.log_.iterations, bootstraps=enc.log_.bootstraps,
+               accuracy_encrypted=enc.score(Xte, yte), accuracy_float64=ref.score(Xte, yte),
+               accuracy_sklearn=float(sk.score(enc.scaler_.transform(Xte)[:, :-1], yte)),
+               auc_encrypted=float(roc_auc_score(yte, enc.decision_function(Xte))) if both else None,
+               auc_float64=float(roc_auc_score(yte, ref.decision_function(Xte))) if both else None,
+               max_weight_error=float(np.abs(enc.weights_ - ref.weights_).max()),
+               seconds_per_iteration=enc.log_.seconds / max(1, enc.log_.iterations),
+               seconds_per_iteration_amortized=_amortized(enc.log_),
+               bootstrap_seconds=enc.log_.bootstrap_seconds, keygen_seconds=enc.keygen_seconds_,
+               sigmoid=dict(degree=3, interval=hp["sigmoid_interval"],
+                            max_error=sigmoid_poly_error(sigmoid_poly(3, hp["sigmoid_interval"]), hp["sigmoid_interval"])),
+               hyperparameters=hp, log_n=log_n, threads=threads, params=enc.params_.to_dict())
+    if png:
+        _lr_plots(png, dataset, enc, ref, f64_hist, Xtr, ytr, Xte, yte)
+        rec["png"] = png
+    return rec
+
+
+def _amortized(log) -> Optional[float]:
+    """Steady-state seconds per iteration: the iterations' own time plus one bootstrap per
+    iterations_per_bootstrap iterations (a short run has fewer bootstraps than the steady state)."""
+    if not log.bootstraps:
+        return None
+    from .logreg import LEVELS_PER_ITERATION
+    compute = (log.seconds - log.bootstrap_seconds) / log.iterations
+    per_boot = log.bootstrap_seconds / log.bootstraps
+    return compute + per_boot / log.iterations_per_bootstrap
+
+
+def _lr_plots(directory, dataset, enc, ref, f64_hist, Xtr, ytr, Xte, yte):
+    import pathlib
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    d = pathlib.Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    pos = enc.classes_[1]
+
+    def curves(hist, X, y):
+        Xs = enc.scaler_.transform(X)
+        s = np.where(np.asarray(y) == pos, 1.0, -1.0)
+        loss = [float(np.mean(np.logaddexp(0.0, -s * (Xs @ w)))) for w in hist]
+        acc = [float(np.mean((Xs @ w > 0) == (s > 0))) for w in hist]
+        return loss, acc
+
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    it = np.arange(1, len(enc.history_) + 1)
+    for hist, name, style in ((enc.history_, "encrypted", "-o"), (f64_hist, "float64", "--")):
+        loss, _ = curves(hist, Xtr, ytr)
+        _, acc = curves(hist, Xte, yte)
+        ax[0].plot(it, loss, style, label=name, ms=3)
+        ax[1].plot(it, acc, style, label=name, ms=3)
+    ax[0].set(xlabel="iteration", ylabel="training log-loss", title=f"HELR on {dataset}")
+    ax[1].set(xlabel="iteration", ylabel="test accuracy")
+    for a in ax:
+        a.legend()
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(d / f"lr_{dataset}.png", dpi=120)
+    plt.close(fig)
+
+
+def run_cnn(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed: int = 0, png: Optional[str] = None,
+            progress: bool = False, epochs: Optional[int] = None) -> dict:
+    from . import cnn
+    return cnn.run_demo(images=images, batch=batch, threads=threads, seed=seed, png=png, progress=progress, epochs=epochs)
+
+
+def _emit(rec: dict, as_json: bool):
+    if as_json or not sys.stdout.isatty():
+        print(json.dumps(rec), flush=True)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"ember demo {rec['app']}")
+    t.add_column("field")
+    t.add_column("value", justify="right")
+    for k, v in rec.items():
+        if isinstance(v, dict):
+            v = json.dumps(v)
+        t.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
+    Console().print(t)
+
+
+def _main(args) -> int:
+    progress = sys.stderr.isatty() and not args.no_progress
+    t = time.perf_counter()
+    try:
+        if args.app == "lr":
+            rec = run_lr(dataset=args.dataset, iterations=args.iterations, learning_rate=args.learning_rate,
+                         decay=args.decay, sigmoid_interval=args.sigmoid_interval, batch_size=args.batch_size,
+                         log_n=args.log_n, threads=args.threads, samples=args.samples, features=args.features,
+                         seed=args.seed, insecure=args.insecure, png=args.png, progress=progress)
+        else:
+            rec = run_cnn(images=args.images, batch=args.batch, threads=args.threads, seed=args.seed, png=args.png,
+                          progress=progress, epochs=args.epochs)
+    except ValueError as e:
+        print(f"ember demo {args.app}: {e}", file=sys.stderr)
+        return 2
+    rec["total_seconds"] = time.perf_counter() - t
+    _emit(rec, args.json)
+    return 0
+
+
+def add_parser(sub) -> None:
+    d = sub.add_parser("demo", help="applications end to end: encrypted logistic-regression training (lr), "
+                                    "encrypted CNN inference (cnn)")
+    d.add_argument("app", choices=["lr", "cnn"])
+    d.add_argument("--threads", type=int, default=2)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--png", metavar="DIR", default=None, help="write plots (loss and accuracy per iteration; the "
+                                                               "confusion matrix) into DIR")
+    d.add_argument("--json", action="store_true", help="print the record as one JSON line (always on a pipe)")
+    d.add_argument("--no-progress", action="store_true", help="no progress bars")
+    g = d.add_argument_group("lr")
+    g.add_argument("--dataset", choices=sorted(LR_PRESETS), default="breast-cancer",
+                   help="synthetic: a generated problem of --samples x --features (HELR's benchmark: 1024 x 255 + bias)")
+    g.add_argument("--iterations", type=int, default=None)
+    g.add_argument("--learning-rate", type=float, default=None)
+    g.add_argument("--decay", type=float, default=None)
+    g.add_argument("--sigmoid-interval", type=float, default=None)
+    g.add_argument("--batch-size", type=int, default=None)
+    g.add_argument("--log-n", type=int, default=16, help="ring dimension (16: 128-bit bootstrapping)")
+    g.add_argument("--insecure", action="store_true", help="allow rings below 128-bit security (log-n < 16)")
+    g.add_argument("--samples", type=int, default=1024, help="synthetic: samples")
+    g.add_argument("--features", type=int, default=255, help="synthetic: features (a bias column is added)")
+    c = d.add_argument_group("cnn")
+    c.add_argument("--images", type=int, default=None, help="test images to classify encrypted (default: all)")
+    c.add_argument("--batch", type=int, default=1, help="images packed per ciphertext (1, 2, 4, 8, 16)")
+    c.add_argument("--epochs", type=int, default=None, help="float training epochs")
+    d.set_defaults(fn=_main)
