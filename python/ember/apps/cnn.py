@@ -22,8 +22,8 @@ Slot layout (:class:`Layout`, S = N/2 slots, B images per ciphertext, blocks of 
   (rotations by 512 * 2^i): logit c of image b lands in slot b S / B + c.
 
 Depth 5 (conv, square, dense, square, dense). :func:`encrypted_forward` is a plain function of (model,
-ciphertext) that uses only public operations (rotate_many, rotate, *, +, rescale), so the same program can
-later run under a graph-capture context.
+ciphertext) that uses only public operations (rotate_many, rotate, *, +, multiply(rescale=False), rescale), so
+the same program runs under a graph capture.
 """
 from __future__ import annotations
 
@@ -230,9 +230,9 @@ def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
     lvl = x.level
     conv = None
     for j, xj in enumerate(shifted):
-        t = xj * m.plaintext(("wc", j), m.wconv[j], lvl)
+        t = m.ctx.multiply(xj, m.plaintext(("wc", j), m.wconv[j], lvl), rescale=False)
         conv = t if conv is None else conv + t
-    conv = conv.rescale() + m.bconv
+    conv = conv.rescale() + m.bconv  # products summed raw, one rescale
     a1 = conv * conv
     # dense 1 in passes, baby-step giant-step: baby hoisted rotations of a1 shared by all passes
     baby = m.baby
@@ -247,11 +247,11 @@ def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
     for q in range(L.passes):
         t = None
         for b, ab in enumerate(babies):
-            p = ab * m.plaintext(("u", q, b), np.roll(m.u[q], -b), lvl)
+            p = m.ctx.multiply(ab, m.plaintext(("u", q, b), np.roll(m.u[q], -b), lvl), rescale=False)
             t = p if t is None else t + p
         h = _rotsum(t.rescale(), giant) + m.b1[q]
         h2 = h * h
-        p = h2 * m.plaintext(("q", q), m.q[q], h2.level)
+        p = m.ctx.multiply(h2, m.plaintext(("q", q), m.q[q], h2.level), rescale=False)
         out = p if out is None else out + p
     out = out.rescale()
     r, steps = 1, []

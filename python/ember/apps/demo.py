@@ -213,8 +213,8 @@ def add_parser(sub) -> None:
     d.add_argument("app", choices=["lr", "cnn"])
     d.add_argument("--threads", type=int, default=2)
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--png", metavar="DIR", default=None, help="write plots (loss and accuracy per iteration; the "
-                                                               "confusion matrix) into DIR")
+    d.add_argument("--plot", "--png", dest="png", metavar="DIR", default=None, nargs="?", const=".",
+                   help="write PNG plots (loss and accuracy per iteration; the confusion matrix) into DIR (default .)")
     d.add_argument("--json", action="store_true", help="print the record as one JSON line (always on a pipe)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = d.add_argument_group("lr")

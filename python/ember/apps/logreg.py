@@ -52,9 +52,9 @@ import numpy as np
 from ..context import Ciphertext, Context
 from ..params import CkksParams
 
-#: Options passed to CkksParams.bootstrappable for training. ``message_ratio_bits=8`` gives ~21 bits for
-#: inputs of any mean today; switch to {} once the default preset handles non-zero-mean inputs.
-BOOTSTRAP_OPTIONS = dict(message_ratio_bits=8)
+#: Options passed to CkksParams.bootstrappable for training: the library default (>= 25 bits at N = 2^16 for
+#: slots in [-1, 1]; the bootstrapped (v + i w) / B stays there by the choice of B = weight_bound).
+BOOTSTRAP_OPTIONS: dict = {}
 
 #: Levels one iteration consumes on v (and one more for the iteration that packs v, w for bootstrapping).
 LEVELS_PER_ITERATION = 4

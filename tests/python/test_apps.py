@@ -1,0 +1,181 @@
+"""Applications (ember.apps): encrypted HELR training against the same algorithm in float64, the LoLa-style
+CNN against its numpy forward pass. Small rings (N = 2^12, insecure) in the default suite; the full demos at
+N = 2^16 / 2^14 are behind the slow marker."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+
+pytest.importorskip("sklearn")
+
+from ember.apps import cnn, datasets  # noqa: E402
+from ember.apps.logreg import (EncryptedLogisticRegression, Float64LogisticRegression, Packing, Scaler,  # noqa: E402
+                               encrypted_iteration, float64_iteration, nesterov_schedule, sigmoid_poly,
+                               sigmoid_poly_error, train_encrypted)
+
+
+# ---- logistic regression ---------------------------------------------------------------------------------------
+def test_sigmoid_poly_is_helr_cubic():
+    c = sigmoid_poly(3, 8.0)
+    # HELR's least-squares cubic on [-8, 8]: 0.5 + 0.15 x - 0.0016 x^3, max error ~0.11 on the interval
+    assert c[0] == 0.5 and c[2] == 0.0
+    assert abs(c[1] - 0.150094) < 1e-4 and abs(c[3] + 0.00159204) < 1e-6
+    assert 0.10 < sigmoid_poly_error(c, 8.0) < 0.12
+    with pytest.raises(ValueError, match="odd"):
+        sigmoid_poly(2)
+
+
+def test_packing_roundtrip_and_errors():
+    p = Packing(slots=2048, features=31, samples=100)
+    assert (p.F, p.R, p.ciphertexts) == (32, 64, 1)
+    w = np.arange(31) / 31.0
+    assert np.allclose(p.unpack_weights(p.pack_weights(w)), w)
+    with pytest.raises(ValueError, match="expected"):
+        p.pack_batch(np.zeros((99, 31)))
+    with pytest.raises(ValueError, match="more than"):
+        Packing(slots=16, features=31, samples=1).R
+
+
+def _bc_batch(n):
+    X, y = datasets.breast_cancer()
+    Xs = Scaler().fit(X).transform(X)
+    return (np.where(y == 1, 1.0, -1.0)[:, None] * Xs)[:n]
+
+
+def test_encrypted_iterations_match_float64():
+    """Three Nesterov iterations on ciphertexts (N = 2^12, scale 2^40, two ciphertexts of 128 samples x 31
+    features: the real and imaginary halves) against the float64 recurrence on the same batch: |w - w64| <= 1e-4
+    (the CKKS error, ~2^-25 per operation, grown by the 256-term sums and three steps)."""
+    params = ember.CkksParams(log_n=12, levels=13, log_scale=40, first_mod_bits=50, dnum=3, insecure=True)
+    ctx = ember.Context(params, threads=2)
+    Z = _bc_batch(200)                                  # 200 samples -> 2 ciphertexts of 2 x 64 rows
+    pk = Packing(ctx.slots, Z.shape[1], len(Z))
+    keys = ctx.keygen(rotations=pk.rotations(), conjugation=True)
+    coeffs = sigmoid_poly(3, 16.0)
+    sched = nesterov_schedule(3, 1.0, 0.3)
+    Zc = [ctx.encrypt(vec, keys.public) for vec in pk.pack_batch(Z)]
+    w0 = np.full(Z.shape[1], 0.05)                      # a non-zero start: every term of the update matters
+    v = ctx.encrypt(pk.pack_weights(w0), keys.public)
+    w = ctx.encrypt(pk.pack_weights(w0), keys.public)
+    v64, w64 = w0.copy(), w0.copy()
+    for alpha, eta in sched:
+        v, w = encrypted_iteration(v, w, Zc, len(Z), pk, coeffs, alpha, eta)
+        v64, w64 = float64_iteration(v64, w64, Z, coeffs, alpha, eta)
+        assert np.abs(pk.unpack_weights(ctx.decrypt(w, keys.secret)) - w64).max() <= 1e-4
+        assert np.abs(pk.unpack_weights(ctx.decrypt(v, keys.secret)) - v64).max() <= 1e-4
+    assert np.abs(w64).max() > 0.1                      # the step moved the weights
+
+
+def test_training_with_bootstrapping_matches_float64():
+    """scikit-learn-style fit at N = 2^12 (insecure) with one bootstrapping of (v + i w) / B in three iterations:
+    the decrypted weights within 1e-2 of the float64 run on the same batches (bootstrapping at N = 2^12 keeps
+    ~15 bits of B = 8), the same predictions on >= 99% of the samples."""
+    X, y = datasets.breast_cancer()
+    X, y = X[:256], y[:256]
+    kw = dict(iterations=3, learning_rate=1.0, decay=0.3, sigmoid_interval=16.0)
+    enc = EncryptedLogisticRegression(**kw, log_n=12, insecure=True).fit(X, y)
+    assert enc.log_.bootstraps == 1 and enc.log_.iterations == 3
+    ref = Float64LogisticRegression(**kw).fit(X, y, capacity=2 * enc.packing_.R)
+    assert np.abs(enc.weights_ - ref.weights_).max() <= 1e-2
+    assert np.mean(enc.predict(X) == ref.predict(X)) >= 0.99
+    proba = enc.predict_proba(X)
+    assert proba.shape == (256, 2) and np.allclose(proba.sum(1), 1.0)
+    assert set(np.unique(enc.predict(X))) <= {0, 1}
+    assert enc.score(X, y) > 0.85
+
+
+def test_lr_errors():
+    with pytest.raises(ValueError, match="binary"):
+        Float64LogisticRegression().fit(np.zeros((6, 2)) + np.arange(6)[:, None], [0, 1, 2, 0, 1, 2])
+    # training refuses to run out of levels instead of returning garbage
+    params = ember.CkksParams(log_n=12, levels=3, log_scale=40, first_mod_bits=50, dnum=2, insecure=True)
+    ctx = ember.Context(params, threads=2)
+    Z = _bc_batch(64)
+    pk = Packing(ctx.slots, Z.shape[1], len(Z))
+    keys = ctx.keygen(rotations=pk.rotations(), conjugation=True)
+    v = ctx.encrypt(pk.pack_weights(np.zeros(31)), keys.public)
+    Zc = [ctx.encrypt(vec, keys.public) for vec in pk.pack_batch(Z)]
+    with pytest.raises(ValueError, match="level"):
+        train_encrypted(v, v, [Zc], [64], pk, sigmoid_poly(3), nesterov_schedule(2, 1.0), 8.0)
+
+
+# ---- CNN ---------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cnn_model():
+    X, y = datasets.digits()
+    Xs = cnn.scale_input(X)
+    return cnn.train(Xs[:400], y[:400], epochs=3, seed=0), Xs[400:]
+
+
+@pytest.mark.parametrize("batch,baby", [(1, 1), (2, 4)])
+def test_encrypted_cnn_matches_numpy(cnn_model, batch, baby):
+    """The LoLa-style forward pass on ciphertexts (N = 2^12: 4 replicas / image at batch 1, 2 at batch 2; plain
+    and baby-step giant-step dense layer) against plain_forward: logits within 1e-2 (five 36-bit levels; the
+    logits are O(10)), identical predictions."""
+    model, Xte = cnn_model
+    ctx = cnn.make_context(2, log_n=12, insecure=True, dnum=2)
+    layout = cnn.Layout(ctx.slots, batch=batch)
+    keys = ctx.keygen(rotations=layout.rotations(baby))
+    em = cnn.EncryptedModel(ctx, model, layout, baby=baby)
+    X = Xte[:batch]
+    out = cnn.encrypted_forward(em, ctx.encrypt(layout.encode_images(X), keys.public))
+    got = layout.decode_logits(ctx.decrypt(out, keys.secret), batch)
+    ref = cnn.plain_forward(model, X)
+    assert np.abs(got - ref).max() <= 1e-2 * max(1.0, np.abs(ref).max())
+    assert (got.argmax(1) == ref.argmax(1)).all()
+
+
+def test_cnn_conv_layer_matches_numpy(cnn_model):
+    """The convolution representation alone: rotate_many of the 9 kernel offsets and plaintext weights gives
+    conv_k(y, x) at slot 10 + 64 k + 8 y + x, equal to numpy's patches @ wc within 1e-4."""
+    model, Xte = cnn_model
+    ctx = cnn.make_context(2, log_n=12, insecure=True, dnum=2)
+    layout = cnn.Layout(ctx.slots, batch=1)
+    keys = ctx.keygen(rotations=layout.rotations())
+    em = cnn.EncryptedModel(ctx, model, layout)
+    x = ctx.encrypt(layout.encode_images(Xte[:1]), keys.public)
+    shifted = [x] + x.rotate_many(cnn.OFFSETS[1:])
+    conv = sum((xj * em.wconv[j] for j, xj in enumerate(shifted[1:], 1)), shifted[0] * em.wconv[0]) + em.bconv
+    got = ctx.decrypt(conv, keys.secret).real[:cnn.BLOCK][layout.conv_positions()]   # (K, 6, 6)
+    ref = cnn.plain_forward(model, Xte[:1], return_all=True)[1]["c"][0]                # (36, K)
+    assert np.abs(got.reshape(cnn.K_MAPS, 36).T - ref).max() <= 1e-4
+
+
+def test_cnn_layout_errors():
+    with pytest.raises(ValueError, match="divide"):
+        cnn.Layout(2048, batch=3)
+    with pytest.raises(ValueError, match="batch"):
+        cnn.Layout(2048, batch=1).encode_images(np.zeros((2, 64)))
+
+
+# ---- CLI ---------------------------------------------------------------------------------------------------------
+def test_demo_cli_json_fields():
+    r = subprocess.run([sys.executable, "-m", "ember", "demo", "lr", "--log-n", "12", "--insecure", "--iterations",
+                        "3", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    for k in ("dataset", "samples", "features", "iterations", "bootstraps", "accuracy_encrypted", "accuracy_float64",
+              "accuracy_sklearn", "auc_encrypted", "auc_float64", "seconds_per_iteration"):
+        assert k in rec, k
+    assert rec["dataset"] == "breast-cancer" and rec["iterations"] == 3 and rec["bootstraps"] == 1
+    assert abs(rec["accuracy_encrypted"] - rec["accuracy_float64"]) <= 0.02
+
+
+@pytest.mark.slow
+def test_demo_lr_full():
+    r = subprocess.run([sys.executable, "-m", "ember", "demo", "lr", "--json"], capture_output=True, text=True)
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    assert abs(rec["accuracy_encrypted"] - rec["accuracy_float64"]) <= 0.01
+    assert abs(rec["auc_encrypted"] - rec["auc_float64"]) <= 0.01
+
+
+@pytest.mark.slow
+def test_demo_cnn_full():
+    r = subprocess.run([sys.executable, "-m", "ember", "demo", "cnn", "--json"], capture_output=True, text=True)
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rec["agreement"] >= 0.99
+    assert abs(rec["accuracy_encrypted"] - rec["accuracy_plain"]) <= 0.005
