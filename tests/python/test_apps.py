@@ -179,3 +179,47 @@ def test_demo_cnn_full():
     rec = json.loads(r.stdout.strip().splitlines()[-1])
     assert rec["agreement"] >= 0.99
     assert abs(rec["accuracy_encrypted"] - rec["accuracy_plain"]) <= 0.005
+
+
+# ---- graphs (symbolic) -------------------------------------------------------------------------------------------
+def test_resnet_graph_counts_match_structure():
+    """ResNet-20's structure (stages of 4, 8, 16 channels here, N = 2^14 symbolic, to stay seconds; the full
+    16/32/64 at N = 2^16 is the slow test): bootstraps (one mod_raise each) = ReLUs - 1 = 18, one hoisted
+    rotate_many per 3x3 convolution, rotations = channel diagonals + pool + dense, plaintext products = 9c per
+    3x3 convolution + c per 1x1 + identity shortcuts + dense + bootstrapping's own (2 each at these params)."""
+    from ember.apps import graphs
+    stages = (4, 8, 16)
+    g = graphs.resnet20(log_n=14, insecure=True, stages=stages)
+    e = graphs.resnet20_expected(stages)
+    c = g.op_counts()
+    boot = graphs.resnet20(log_n=14, insecure=True, stages=stages, blocks=0).op_counts()   # stem only
+    assert e["bootstraps"] == 18 and e["relus"] == 19
+    assert c["mod_raise"] == e["bootstraps"]
+    assert c["rotate_many"] == e["rotate_many"] == 19
+    assert c["rotate"] == e["channel_rotations"] + e["pool_rotations"] + e["dense_rotations"]
+    per_boot_mul_plain = 2
+    assert c["mul_plain"] == (e["conv_mul_plain"] + e["identity_shortcuts"] + e["dense_mul_plain"]
+                              + per_boot_mul_plain * e["bootstraps"])
+    assert boot.get("mod_raise", 0) == 0                        # the stem runs on the fresh levels
+    with pytest.raises(ValueError, match="levels"):
+        graphs.resnet20(log_n=13, levels=9, insecure=True)
+    with pytest.raises(ValueError, match="unknown program"):
+        graphs.graph_of("vgg")
+
+
+def test_lola_graphs():
+    from ember.apps import graphs
+    g = graphs.graph_of("lola-mnist", log_n=12, insecure=True)
+    c = g.op_counts()
+    assert c["rotate_many"] == 2 and c["mul"] == 1 + 8   # conv and baby steps hoisted; conv square, 8 pass squares
+    g = graphs.graph_of("lola-cifar", log_n=13, insecure=True)
+    assert g.op_counts()["rotate_many"] == 1 and len(g) > 500
+
+
+@pytest.mark.slow
+def test_resnet20_full_graph():
+    from ember.apps import graphs
+    g = graphs.resnet20(log_n=16)
+    e = graphs.resnet20_expected()
+    c = g.op_counts()
+    assert c["mod_raise"] == 18 and c["rotate"] == e["channel_rotations"] + 19

@@ -18,6 +18,9 @@ LR_PRESETS = {
 }
 
 
+_REPO_CPU_TABLE = __import__("pathlib").Path(__file__).resolve().parents[3] / "bench" / "sched" / "cpu_n16_2t.json"
+
+
 class _Progress:
     """A rich progress bar on a terminal (stderr), nothing otherwise."""
 
@@ -171,6 +174,60 @@ def run_cnn(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed
     return cnn.run_demo(images=images, batch=batch, threads=threads, seed=seed, png=png, progress=progress, epochs=epochs)
 
 
+def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", progress: bool = False,
+               png: Optional[str] = None, costs_files=None) -> dict:
+    """ResNet-20 captured symbolically (ember.apps.graphs): op counts, bootstraps, the scheduler's makespans
+    (naive, HEFT, PEFT) on `platform`, the critical path on each device alone. Device times are MODELLED by the
+    simulator unless a cost table was measured for them (this CPU's kernels are calibrated rates)."""
+    if not symbolic:
+        raise ValueError("ember demo resnet: only --symbolic is supported (ResNet-20 needs ~18 bootstrappings and "
+                         "more memory than this machine shares)")
+    from ember.sched.costs import CostTable
+    from ember.sched.plan import default_costs, schedule_graph
+    from ember.sched.platform import load_platform
+
+    from . import graphs
+    with _Progress(progress, "ember demo resnet") as bar:
+        bar.stage(f"symbolic capture at N=2^{log_n}")
+        t = time.perf_counter()
+        g = graphs.resnet20(log_n=log_n, insecure=log_n < 16)
+        capture_s = time.perf_counter() - t
+        plat = load_platform(platform)
+        table = CostTable()
+        files = list(costs_files or [])
+        if not files and (_REPO_CPU_TABLE.is_file()):   # this CPU measured at N = 2^16 (bench/sched), in a checkout
+            files = [str(_REPO_CPU_TABLE)]
+        for f in files:
+            table.merge(CostTable.load(f))
+        costs = default_costs(g, plat, table)
+        bar.stage("scheduling", 3)
+        scheds = {}
+        for algo in ("naive", "heft", "peft"):
+            s = schedule_graph(g, plat, costs, algo)
+            s.validate()
+            scheds[algo] = s.makespan
+            bar.advance(algo)
+    c = g.op_counts()
+    e = graphs.resnet20_expected()
+    single = {m: float(sum(costs.node_seconds(n, m) for n in g.nodes))   # the whole graph on one device
+              for m in sorted({d.model for d in plat.devices})}
+    modelled = sorted({d.model for d in plat.devices if costs.source(d.model) == "modelled"})
+    rec = dict(app="resnet", program=g.meta.get("program"), log_n=log_n, nodes=len(g), op_counts=c,
+               bootstraps=c.get("mod_raise", 0), relus=e["relus"], convolutions=e["convolutions"],
+               platform=plat.name, makespan_s=scheds, device_seconds=single, modelled_devices=modelled,
+               note="device times are MODELLED by ember.sim unless measured; published: Lee et al. ICML'22 CPU, "
+                    "Cheddar 1.05 s on an H100", capture_seconds=capture_s, params=g.meta.get("params"))
+    if png:
+        import pathlib
+        pathlib.Path(png).mkdir(parents=True, exist_ok=True)
+        s = schedule_graph(g, plat, costs, "heft")
+        from ember.sched.draw import gantt
+        gantt(s, str(pathlib.Path(png) / "resnet20_heft.png"), title=f"ResNet-20 HEFT on {plat.name}",
+              ops={n.id: n.op for n in g.nodes})
+        rec["png"] = png
+    return rec
+
+
 def _emit(rec: dict, as_json: bool):
     if as_json or not sys.stdout.isatty():
         print(json.dumps(rec), flush=True)
@@ -196,6 +253,9 @@ def _main(args) -> int:
                          decay=args.decay, sigmoid_interval=args.sigmoid_interval, batch_size=args.batch_size,
                          log_n=args.log_n, threads=args.threads, samples=args.samples, features=args.features,
                          seed=args.seed, insecure=args.insecure, png=args.png, progress=progress)
+        elif args.app == "resnet":
+            rec = run_resnet(log_n=args.log_n, symbolic=args.symbolic, platform=args.platform, progress=progress,
+                             png=args.png, costs_files=args.costs)
         else:
             rec = run_cnn(images=args.images, batch=args.batch, threads=args.threads, seed=args.seed, png=args.png,
                           progress=progress, epochs=args.epochs)
@@ -209,8 +269,8 @@ def _main(args) -> int:
 
 def add_parser(sub) -> None:
     d = sub.add_parser("demo", help="applications end to end: encrypted logistic-regression training (lr), "
-                                    "encrypted CNN inference (cnn)")
-    d.add_argument("app", choices=["lr", "cnn"])
+                                    "encrypted CNN inference (cnn), ResNet-20 as a graph (resnet --symbolic)")
+    d.add_argument("app", choices=["lr", "cnn", "resnet"])
     d.add_argument("--threads", type=int, default=2)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--plot", "--png", dest="png", metavar="DIR", default=None, nargs="?", const=".",
@@ -233,4 +293,9 @@ def add_parser(sub) -> None:
     c.add_argument("--images", type=int, default=None, help="test images to classify encrypted (default: all)")
     c.add_argument("--batch", type=int, default=1, help="images packed per ciphertext (1, 2, 4, 8, 16)")
     c.add_argument("--epochs", type=int, default=None, help="float training epochs")
+    r = d.add_argument_group("resnet")
+    r.add_argument("--symbolic", action="store_true", help="capture ResNet-20 symbolically (no keys, no arithmetic)")
+    r.add_argument("--platform", default="paper", help="scheduler platform (ember schedule --platform)")
+    r.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); default: bench/sched's "
+                                                    "N = 2^16 CPU table in a checkout")
     d.set_defaults(fn=_main)

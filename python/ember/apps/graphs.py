@@ -1,0 +1,252 @@
+"""Application programs as graphs (symbolic runs: no keys, no arithmetic) for the simulator and the scheduler.
+
+``graph_of(name, log_n=16)`` -> ember.graph.Graph, the contract of ``ember schedule NAME`` / ``ember graph``:
+
+* ``lola-mnist``: the LoLa-style CNN of :mod:`ember.apps.cnn` (random weights of the trained shapes), one image;
+* ``lola-cifar``: a LoLa-CIFAR-shaped network (conv 8x8 stride 2 over 3 channels -> 83 maps, square, dense
+  -> 163 units, square, dense -> 10; the input in convolution representation, 3 * 64 kernel offsets by hoisted
+  rotations), one image;
+* ``resnet20``: ResNet-20 for CIFAR-10 after Lee et al. (ICML'22), see :func:`resnet20`.
+
+ResNet-20 (:func:`resnet20`). conv 3x3 (3 -> 16) -> 3 stages x 3 basic blocks (16, 32, 64 channels; the first
+block of stages 2 and 3 has stride 2 and a 1x1 projection shortcut) -> average pool -> dense 64 -> 10; batch
+normalisation is folded into the convolutions' weights and biases. The slot layout follows Lee et al.'s
+multiplexed packing: every stage keeps the 32 x 32 grid, stage s with gap g = 2^s interleaves g^2 channels in
+one grid (32 * 32 * 16 = 16384 slots in every stage), so a 3x3 convolution is: the 8 non-zero kernel offsets
+(dy 32 + dx) g by one hoisted rotate_many, for each of the c channel diagonals i a sum of 9 plaintext products
+(raw, one rescale) rotated by the multiplexed shift of channel i, and the bias: 9c mul_plain, c rescales,
+c - 1 rotations, one level. ReLU(x) = x (1 + sign(x)) / 2 with sign the composite of three Chebyshev
+interpolants of degrees (7, 15, 27) of increasingly sharp odd functions (Lee et al. use minimax degrees (15,
+15, 27); (7, 15, 27) has depth 12 + 1 for the product with x, which fits the 15 levels of 128-bit
+bootstrappable parameters at scale 2^40 with the convolution's level). A bootstrapping precedes every ReLU but
+the first (the fresh input has the levels for the stem convolution and its ReLU): 18 in all.
+The weights are random (there is no CIFAR-10 here): the graph, its op counts and bootstrap count are what
+matters; its values are meaningless (symbolic run).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+RESNET_STAGES = (16, 32, 64)
+RESNET_BLOCKS = 3
+RELU_DEGREES = (7, 15, 27)
+RELU_SHARPNESS = (4.0, 12.0, 40.0)
+GRID = 32
+
+
+def relu_coefficients() -> list[np.ndarray]:
+    """Chebyshev coefficients on [-1, 1] of the three stages of the composite sign (odd interpolants of
+    tanh(k x) / tanh(k), k = RELU_SHARPNESS)."""
+    from ember import chebyshev_coefficients
+    return [chebyshev_coefficients(lambda x, k=k: np.tanh(k * x) / np.tanh(k), d)
+            for d, k in zip(RELU_DEGREES, RELU_SHARPNESS)]
+
+
+def relu_depth() -> int:
+    from ember import chebyshev_depth
+    return sum(chebyshev_depth(c) for c in relu_coefficients()) + 1
+
+
+def _relu(x, coeffs):
+    """x (1 + sign x) / 2: the last stage's coefficients are halved and 1/2 added to T0, one product with x."""
+    from ember import evaluate_chebyshev
+    s = x
+    for i, c in enumerate(coeffs):
+        if i == len(coeffs) - 1:
+            c = np.array(c, dtype=np.float64) * 0.5
+            c[0] += 0.5
+        s = evaluate_chebyshev(s, c)
+    xs = x.drop_to_level(s.level) if x.level > s.level else x
+    return xs * s
+
+
+def _channel_shift(i: int, gap: int) -> int:
+    """Slot shift of channel i in the multiplexed 32 x 32 grid with gap `gap` (gap^2 channels per grid)."""
+    per = gap * gap
+    return (i // per) * GRID * GRID + ((i % per) // gap) * GRID + (i % gap)
+
+
+def _conv(ctx, x, channels: int, gap: int, rng, kernel: int = 3, scale: Optional[float] = None):
+    """A multiplexed convolution (module docstring): hoisted kernel rotations, channel diagonals, one level.
+    With `scale`, the plaintexts' scales bring the output to that scale (to add it to another branch)."""
+    slots = ctx.slots
+    r = kernel // 2
+    offsets = [((dy - r) * GRID + (dx - r)) * gap for dy in range(kernel) for dx in range(kernel)]
+    nz = [o for o in offsets if o != 0]
+    shifted = dict(zip(nz, x.rotate_many(nz))) if nz else {}
+    shifted[0] = x
+    lvl = x.level
+    q = float(ctx.params.q_primes[lvl]) * (1.0 if scale is None else scale / x.scale)
+    out = None
+    for i in range(channels):
+        acc = None
+        for o in offsets:
+            pt = ctx.encode(rng.normal(0.0, 0.1, slots), level=lvl, scale=q)
+            p = ctx.multiply(shifted[o], pt, rescale=False)
+            acc = p if acc is None else acc + p
+        acc = acc.rescale()
+        s = _channel_shift(i, gap)
+        acc = acc.rotate(s) if s else acc
+        out = acc if out is None else out + acc
+    return out + rng.normal(0.0, 0.1, slots)      # bias (batch normalisation folded)
+
+
+def resnet20_rotations(stages=RESNET_STAGES) -> list[int]:
+    steps = set()
+    for s, c in enumerate(stages):
+        for gap in {1 << s, 1 << max(0, s - 1)}:
+            steps |= {((dy - 1) * GRID + (dx - 1)) * gap for dy in range(3) for dx in range(3)}
+            steps |= {_channel_shift(i, gap) for i in range(c)}
+    steps |= {1 << k for k in range(10)} | set(range(1, 10))       # average pool and the dense layer
+    steps.discard(0)
+    return sorted(steps)
+
+
+def resnet20_program(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, seed: int = 0):
+    """program(ctx, keys) -> logits ciphertext: ResNet-20 (module docstring) with random weights."""
+    def program(ctx, keys):
+        rng = np.random.default_rng(seed)
+        coeffs = relu_coefficients()
+        x = ctx.encrypt(np.zeros(ctx.slots), keys.public)
+        x = _relu(_conv(ctx, x, stages[0], 1, rng), coeffs)          # stem: no bootstrapping (fresh levels)
+        for s, c in enumerate(stages):
+            for b in range(blocks):
+                down = s > 0 and b == 0
+                gap_in = 1 << (s - 1 if down else s)
+                h = _conv(ctx, x, c, gap_in, rng)
+                h = _relu(h.bootstrap(), coeffs)
+                h = _conv(ctx, h, c, 1 << s, rng)
+                if x.level > h.level + 1:
+                    x = x.drop_to_level(h.level + 1)
+                if down:                                              # 1x1 projection shortcut
+                    sc = _conv(ctx, x, c, gap_in, rng, kernel=1, scale=h.scale)
+                else:                                                 # identity, brought to h's level and scale
+                    q = float(ctx.params.q_primes[x.level]) * h.scale / x.scale
+                    sc = ctx.multiply(x, ctx.encode(np.ones(ctx.slots), level=x.level, scale=q), rescale=False)
+                    sc = sc.rescale()
+                x = _relu((h + sc).bootstrap(), coeffs)
+        for k in range(10):                                           # average pool over the 32 x 32 grid
+            x = x + x.rotate(1 << k)
+        lvl = x.level
+        q = float(ctx.params.q_primes[lvl])
+        out = None
+        for k in range(10):                                           # dense 64 -> 10 by diagonals
+            t = ctx.multiply(x, ctx.encode(rng.normal(0.0, 0.1, ctx.slots), level=lvl, scale=q), rescale=False)
+            t = t.rotate(k) if k else t
+            out = t if out is None else out + t
+        return out.rescale()
+    return program
+
+
+def resnet20_expected(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS) -> dict:
+    """The structure's own arithmetic: convolutions, bootstraps, ReLUs, plaintext products and rotations."""
+    convs = [(stages[0], 3)]
+    for s, c in enumerate(stages):
+        for b in range(blocks):
+            convs += [(c, 3), (c, 3)] + ([(c, 1)] if s > 0 and b == 0 else [])
+    relus = 1 + 2 * len(stages) * blocks
+    identity = len(stages) * blocks - (len(stages) - 1)
+    return dict(convolutions=len(convs), relus=relus, bootstraps=relus - 1, identity_shortcuts=identity,
+                conv_mul_plain=sum(c * k * k for c, k in convs), dense_mul_plain=10,
+                rotate_many=sum(1 for c, k in convs if k > 1),
+                channel_rotations=sum(c - 1 for c, _ in convs), pool_rotations=10, dense_rotations=9)
+
+
+def resnet20(log_n: int = 16, levels: int = 15, log_scale: int = 40, insecure: bool = False, seed: int = 0,
+             stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS):
+    """The symbolic graph of ResNet-20 at CkksParams.bootstrappable(log_n, levels, log_scale)."""
+    import ember
+    from ember.sched.programs import capture_program
+    need = relu_depth() + 1
+    if levels < need + 1:
+        raise ValueError(f"resnet20: a ReLU and a convolution need {need} levels and the stem one more; "
+                         f"got levels={levels}")
+    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure)
+    g = capture_program(resnet20_program(stages, blocks, seed), params, rotations=resnet20_rotations(stages),
+                        bootstrapping=True)
+    g.meta["program"] = f"ResNet-20 (Lee et al. ICML'22 structure, random weights) N=2^{log_n}"
+    return g
+
+
+# ---- LoLa programs -----------------------------------------------------------------------------------------------
+def lola_mnist(log_n: int = 14, insecure: bool = False, seed: int = 0):
+    """The encrypted forward pass of ember.apps.cnn (random weights of the trained shapes), one image."""
+    import ember
+    from ember.graph import SymbolicContext
+
+    from . import cnn
+    params = ember.CkksParams(**{**cnn.PARAMS, "log_n": log_n, "insecure": insecure or log_n < 14})
+    rng = np.random.default_rng(seed)
+    model = dict(wc=rng.normal(0, 0.5, (cnn.K_MAPS, 9)), bc=rng.normal(0, 0.1, cnn.K_MAPS),
+                 w1=rng.normal(0, 0.1, (cnn.HIDDEN, cnn.K_MAPS * 36)), b1=rng.normal(0, 0.1, cnn.HIDDEN),
+                 w2=rng.normal(0, 0.1, (cnn.CLASSES, cnn.HIDDEN)), b2=rng.normal(0, 0.1, cnn.CLASSES))
+    ctx = SymbolicContext(params)
+    layout = cnn.Layout(ctx.slots, batch=1)
+    baby = 16 if layout.passes > 4 else 1
+    keys = ctx.keygen(rotations=layout.rotations(baby))
+    em = cnn.EncryptedModel(ctx, model, layout, baby=baby)
+    x = ctx.encrypt(np.zeros(ctx.slots), keys.public)
+    with ember.graph(ctx) as g:
+        out = cnn.encrypted_forward(em, x)
+    g.output(out, "logits")
+    g.meta["program"] = f"LoLa-MNIST-style CNN (ember.apps.cnn) N=2^{log_n}"
+    return g
+
+
+LOLA_CIFAR = dict(channels=3, kernel=8, maps=83, hidden=163, classes=10)
+
+
+def lola_cifar(log_n: int = 16, insecure: bool = False, seed: int = 0):
+    """A LoLa-CIFAR-shaped network (module docstring), one image: conv as 3 * 64 hoisted kernel rotations with
+    one plaintext product each per map group, square, dense layers as stacked passes (rotate-and-sum over the
+    block), square, dense."""
+    import ember
+    from ember.sched.programs import capture_program
+    sh = LOLA_CIFAR
+    params = ember.CkksParams(log_n=log_n, levels=6, log_scale=40, first_mod_bits=52, dnum=3, insecure=insecure)
+    slots = params.slots
+    offs = sorted({c * 1024 + dy * 32 + dx for c in range(sh["channels"]) for dy in range(sh["kernel"])
+                   for dx in range(sh["kernel"])} - {0})
+    block = 2048                                  # 14 x 14 outputs x 83 maps do not fit 16384: 8 replicas of 2048
+    sums = [1 << k for k in range(block.bit_length() - 1)]
+    reps = slots // block
+    rot = sorted(set(offs) | set(sums) | {block << k for k in range(reps.bit_length() - 1)})
+
+    def program(ctx, keys):
+        rng = np.random.default_rng(seed)
+        x = ctx.encrypt(np.zeros(slots), keys.public)
+        xs = [x] + x.rotate_many(offs)
+        lvl = x.level
+        q = float(ctx.params.q_primes[lvl])
+        conv = None
+        for xi in xs:
+            p = ctx.multiply(xi, ctx.encode(rng.normal(0, 0.1, slots), level=lvl, scale=q), rescale=False)
+            conv = p if conv is None else conv + p
+        a = conv.rescale()
+        a = a * a
+        out = None
+        for _ in range(-(-sh["hidden"] // reps)):           # dense 1: passes of `reps` stacked rows
+            t = a * rng.normal(0, 0.1, slots)
+            for s in sums:
+                t = t + t.rotate(s)
+            t = t * t
+            t = t * rng.normal(0, 0.1, slots)
+            out = t if out is None else out + t
+        for k in range(reps.bit_length() - 1):
+            out = out + out.rotate(block << k)
+        return out
+    g = capture_program(program, params, rotations=rot)
+    g.meta["program"] = f"LoLa-CIFAR-shaped CNN N=2^{log_n}"
+    return g
+
+
+PROGRAMS = {"resnet20": resnet20, "lola-mnist": lola_mnist, "lola-cifar": lola_cifar}
+
+
+def graph_of(name: str, log_n: Optional[int] = None, **kw):
+    """The symbolic graph of an application program (``ember schedule NAME``): resnet20, lola-mnist, lola-cifar."""
+    if name not in PROGRAMS:
+        raise ValueError(f"graph_of: unknown program {name!r}; one of {', '.join(PROGRAMS)}")
+    return PROGRAMS[name](**({} if log_n is None else {"log_n": log_n}), **kw)
