@@ -143,11 +143,19 @@ std::vector<long> LinearTransform::baby_step_list() const {
     return steps;
 }
 
+namespace {
+// Baby step -> its rotation, from the hoisted rotations of `steps`.
+std::map<std::size_t, const Ciphertext*> by_step(const std::vector<long>& steps, const std::vector<Ciphertext>& rots) {
+    std::map<std::size_t, const Ciphertext*> baby;
+    for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
+    return baby;
+}
+}  // namespace
+
 Ciphertext LinearTransform::apply_single(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& gk) const {
     const std::vector<long> steps = baby_step_list();
     const std::vector<Ciphertext> rots = ev.rotate_many(ct, steps, gk);
-    std::map<std::size_t, const Ciphertext*> baby;
-    for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
+    const auto baby = by_step(steps, rots);
     std::map<long, Ciphertext> inner;
     for (auto& [j, babies] : pts_) {
         bool f = true;
@@ -206,8 +214,7 @@ Ciphertext LinearTransform::apply_double(const Evaluator& ev, const Ciphertext& 
     // Baby steps: one decomposition of c1 for all of them; each rotation stays in the raised basis Q U P.
     const std::vector<long> steps = baby_step_list();
     const std::vector<Ciphertext> rots = ev.rotate_many_raised(ct, steps, gk);
-    std::map<std::size_t, const Ciphertext*> baby;
-    for (std::size_t k = 0; k < steps.size(); ++k) baby[static_cast<std::size_t>(steps[k])] = &rots[k];
+    const auto baby = by_step(steps, rots);
     // Inner sums in the raised basis (plaintexts encoded over Q U P), one multiply-accumulate per giant step.
     std::map<long, Ciphertext> sums;
     for (auto& [j, babies] : pts_) {

@@ -277,6 +277,19 @@ std::vector<cplx> Context::decode(const Plaintext& pt) const {
     return encoder_.decode(pt.m, pt.scale, pt.slots);
 }
 
+namespace {
+// (c0 + m, c1): an encryption of zero with the plaintext added, its scale, slots and key set.
+Ciphertext with_message(Poly c0, Poly c1, const Plaintext& pt, std::uint64_t key_id) {
+    Ciphertext ct;
+    poly_add(ct.c0, c0, pt.m);
+    ct.c1 = std::move(c1);
+    ct.scale = pt.scale;
+    ct.slots = pt.slots;
+    ct.key_id = key_id;
+    return ct;
+}
+}  // namespace
+
 Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
     // (v b + e0, v a + e1) over Q_l U P, then ModDown: the encryption noise v e + e0 + e1 s is divided by
     // P and only the rounding of the division remains (as Lattigo does), so fresh ciphertexts are as
@@ -290,14 +303,7 @@ Ciphertext Context::encrypt(const Plaintext& pt, const PublicKey& pk) const {
     Poly u1 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::QP);
     poly_mul_add(u0, v, restrict_to(pk.b, ql));
     poly_mul_add(u1, v, restrict_to(pk.a, ql));
-    Ciphertext ct;
-    ct.c0 = mod_down_poly(u0);
-    ct.c1 = mod_down_poly(u1);
-    poly_add(ct.c0, ct.c0, pt.m);
-    ct.scale = pt.scale;
-    ct.slots = pt.slots;
-    ct.key_id = pk.key_id;
-    return ct;
+    return with_message(mod_down_poly(u0), mod_down_poly(u1), pt, pk.key_id);
 }
 
 Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
@@ -305,19 +311,14 @@ Ciphertext Context::encrypt(const Plaintext& pt, const SecretKey& sk) const {
     check_owned("encrypt", "secret key", sk.s);
     const std::size_t ql = pt.m.q_limbs();
     Prng prng(fresh_seed(), 0);
-    Ciphertext ct;
-    ct.c1 = expand_uniform(ring_, fresh_seed(), ql, Basis::Q);
-    ct.c0 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::Q);
+    Poly c1 = expand_uniform(ring_, fresh_seed(), ql, Basis::Q);
+    Poly c0 = small_poly(sample_gaussian(prng, params_.n(), params_.sigma), ql, Basis::Q);
     Poly s(ring_, ql, Basis::Q, Form::Eval, true);
     ring_->backend().copy(s.refs(), sk.s.crefs(0, ql));
     Poly as;
-    poly_mul(as, ct.c1, s);
-    poly_sub(ct.c0, ct.c0, as);
-    poly_add(ct.c0, ct.c0, pt.m);
-    ct.scale = pt.scale;
-    ct.slots = pt.slots;
-    ct.key_id = sk.key_id;
-    return ct;
+    poly_mul(as, c1, s);
+    poly_sub(c0, c0, as);
+    return with_message(std::move(c0), std::move(c1), pt, sk.key_id);
 }
 
 Plaintext Context::decrypt_raw(const Ciphertext& ct, const SecretKey& sk) const {

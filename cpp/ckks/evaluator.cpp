@@ -2,6 +2,7 @@
 
 #include "ckks/op_record.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,15 @@ namespace ember {
 namespace {
 
 bool is_raised(const Ciphertext& a) { return a.c0.basis() == Basis::QP; }
+
+// A ciphertext with a's scale, slots and key set, its polynomials still to be set.
+Ciphertext meta_of(const Ciphertext& a) {
+    Ciphertext r;
+    r.scale = a.scale;
+    r.slots = a.slots;
+    r.key_id = a.key_id;
+    return r;
+}
 
 // raised_ok: the operation also takes ciphertexts in the raised basis Q_l U P (add, sub, mul_plain).
 void check_ct(const Context& ctx, const char* op, const Ciphertext& a, bool raised_ok = false) {
@@ -478,12 +488,9 @@ Ciphertext Evaluator::automorphism_from_digits(const Ciphertext& a, const std::v
     ksk_inner_product(digits, key, u, v);
     Poly t0;
     poly_add(t0, a.c0, mod_down_poly(u));
-    Ciphertext r;
+    Ciphertext r = meta_of(a);
     poly_automorph(r.c0, t0, k);
     poly_automorph(r.c1, mod_down_poly(v), k);
-    r.scale = a.scale;
-    r.slots = a.slots;
-    r.key_id = a.key_id;
     return r;
 }
 
@@ -513,17 +520,20 @@ Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const
     return rec.out(automorphism(a, k, galois_key(a, gk, k, "conjugate", 0)));
 }
 
+std::vector<const SwitchingKey*> Evaluator::rotation_keys(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk, const char* op) const {
+    // Keys first, so a missing one fails before any work; nullptr for the steps that are no rotation.
+    const long n = static_cast<long>(a.slots);
+    std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (((steps[i] % n) + n) % n != 0) keys[i] = &galois_key(a, gk, ctx_->galois_element(steps[i]), op, steps[i]);
+    return keys;
+}
+
 std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk) const {
     check_ct(*ctx_, "rotate_many", a);
     oprec::Op rec("rotate_many");
     rec.in(a);
-    const long n = static_cast<long>(a.slots);
-    // Keys first, so a missing one fails before any work.
-    std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        if (((steps[i] % n) + n) % n == 0) continue;
-        keys[i] = &galois_key(a, gk, ctx_->galois_element(steps[i]), "rotate_many", steps[i]);
-    }
+    const std::vector<const SwitchingKey*> keys = rotation_keys(a, steps, gk, "rotate_many");
     // One Decomp + ModUp of c1 for all rotations (Halevi-Shoup hoisting).
     auto digits = mod_up_digits(a.c1, ctx_->partition());
     std::vector<Ciphertext> out;
@@ -610,12 +620,9 @@ Ciphertext Evaluator::raised_automorphism(const Ciphertext& a, const std::vector
     Poly u, v;
     ksk_inner_product(digits, key, u, v);
     add_p_mod_up(u, a.c0);
-    Ciphertext r;
+    Ciphertext r = meta_of(a);
     poly_automorph(r.c0, u, k);
     poly_automorph(r.c1, v, k);
-    r.scale = a.scale;
-    r.slots = a.slots;
-    r.key_id = a.key_id;
     return r;
 }
 
@@ -623,14 +630,8 @@ std::vector<Ciphertext> Evaluator::rotate_many_raised(const Ciphertext& a, const
     check_ct(*ctx_, "rotate_many_raised", a);
     oprec::Op rec("rotate_many_raised");
     rec.in(a);
-    const long n = static_cast<long>(a.slots);
-    std::vector<const SwitchingKey*> keys(steps.size(), nullptr);
-    bool any = false;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        if (((steps[i] % n) + n) % n == 0) continue;
-        keys[i] = &galois_key(a, gk, ctx_->galois_element(steps[i]), "rotate_many_raised", steps[i]);
-        any = true;
-    }
+    const std::vector<const SwitchingKey*> keys = rotation_keys(a, steps, gk, "rotate_many_raised");
+    const bool any = std::any_of(keys.begin(), keys.end(), [](const SwitchingKey* k) { return k != nullptr; });
     // One Decomp + ModUp of c1 for every rotation.
     const std::vector<Poly> digits = any ? mod_up_digits(a.c1, ctx_->partition()) : std::vector<Poly>{};
     std::vector<Ciphertext> out;
@@ -639,12 +640,9 @@ std::vector<Ciphertext> Evaluator::rotate_many_raised(const Ciphertext& a, const
         if (keys[i]) {
             out.push_back(raised_automorphism(a, digits, ctx_->galois_element(steps[i]), *keys[i]));
         } else {
-            Ciphertext r;  // P * a
+            Ciphertext r = meta_of(a);  // P * a
             r.c0 = p_mod_up(a.c0);
             r.c1 = p_mod_up(a.c1);
-            r.scale = a.scale;
-            r.slots = a.slots;
-            r.key_id = a.key_id;
             out.push_back(std::move(r));
         }
     }

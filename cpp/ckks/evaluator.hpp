@@ -151,6 +151,7 @@ public:
 private:
     Ciphertext automorphism_from_digits(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
     Ciphertext raised_automorphism(const Ciphertext& a, const std::vector<Poly>& digits, std::uint64_t k, const SwitchingKey& key) const;
+    std::vector<const SwitchingKey*> rotation_keys(const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk, const char* op) const;
     const SwitchingKey& galois_key(const Ciphertext& a, const GaloisKeys& gk, std::uint64_t k, const char* op, long steps) const;
     struct Operands;
     Operands common_level(const char* op, const Ciphertext& a, const Ciphertext& b, bool raised_ok = false) const;
