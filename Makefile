@@ -97,8 +97,8 @@ test-asan: apt-deps py-deps
 
 test-tsan: apt-deps py-deps
 	$(call SAN_CMAKE,tsan,thread)
-	cmake --build build/tsan -j$(JOBS) --target ember_tests _ember
-	$(TSAN_ENV) build/tsan/tests/cpp/ember_tests --gtest_filter='Threads.*:*Thread*:*Parallel*'
+	cmake --build build/tsan -j$(JOBS) --target ember_thread_tests _ember
+	$(TSAN_ENV) EMBER_STRESS_ROUNDS=4 build/tsan/tests/cpp/ember_thread_tests
 	$(call SAN_STAGE,tsan)
 	$(TSAN_ENV) LD_PRELOAD=$$(gcc -print-file-name=libtsan.so) PYTHONPATH=build/tsan/pkg $(PY) -m pytest -q -p no:cacheprovider tests/python/test_threads.py
 
