@@ -132,3 +132,27 @@ def test_device_profile_errors(edit, message):
         devices.Profile.from_json(json.dumps(d))
     with pytest.raises(ValueError, match="not an object"):
         devices.Profile.from_json("[1]")
+
+
+# Regression tests: the inputs the mutation fuzzer found, each once a TypeError, RecursionError or a graph
+# that loaded but could not be written back.
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["nodes"][0].update({"in": [[0]]}), "list of value ids"),          # was TypeError (int(list))
+    (lambda d: d["nodes"][1].update(out=[{"id": 2}]), "list of value ids"),      # was TypeError (unhashable)
+    (lambda d: d.update(outputs=[[2]]), "outputs"),                               # was TypeError (unhashable)
+    (lambda d: d["meta"].update(x=float("nan")), "non-finite"),                   # loaded, to_json() failed
+    (lambda d: d["nodes"][1]["params"].update(steps=float("inf")), "non-finite"),
+])
+def test_graph_fuzzer_findings(edit, message):
+    d = _graph_doc()
+    edit(d)
+    with pytest.raises(ValueError, match=message):
+        Graph.from_json(json.dumps(d))
+
+
+def test_deep_nesting_is_a_value_error():
+    deep = '{"format": "ember-graph", "values": ' + "[" * 100000 + "]" * 100000 + "}"
+    with pytest.raises(ValueError, match="invalid JSON"):                          # was RecursionError
+        Graph.from_json(deep)
+    with pytest.raises(ValueError, match="invalid JSON"):
+        devices.Profile.from_json(deep)
