@@ -5,20 +5,18 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <new>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 #include <stdexcept>
 #include <string>
 
 #include <malloc.h>
-#include <sys/mman.h>
 
 #include <openssl/crypto.h>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/block_cache.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "math/vec_ops.hpp"
 #include "trace/trace.hpp"
@@ -46,34 +44,9 @@ public:
     const char* name() const override { return "cpu"; }
     int threads() const override { return pool_.size(); }
 
-    ~CpuBackend() override {
-        for (auto& [bytes, blocks] : cache_)
-            for (void* p : blocks) free_block(p, bytes);
-    }
-
-    // Blocks are cached by size class: fresh pages cost a fault and the kernel's zeroing each (in a VM
-    // this was a third of keygen's and bootstrapping's CPU time), and the evaluator allocates
-    // temporaries of the same few sizes over and over. Blocks of 2 MiB and more are rounded to whole
-    // transparent huge pages (one fault per 2 MiB, fewer TLB misses in automorphism gathers), which also
-    // merges neighbouring sizes into one class. A full cache evicts other classes to keep the sizes in use.
-    static std::size_t size_class(std::size_t words) {
-        const std::size_t bytes = words * W;
-        return bytes >= kHuge ? (bytes + kHuge - 1) / kHuge * kHuge : (bytes + 63) / 64 * 64;
-    }
     u64* allocate(std::size_t words, bool zero) override {
         if (words == 0) return nullptr;
-        const std::size_t cls = size_class(words);
-        void* p = nullptr;
-        {
-            std::lock_guard<std::mutex> l(cache_mu_);
-            auto it = cache_.find(cls);
-            if (it != cache_.end() && !it->second.empty()) {
-                p = it->second.back();
-                it->second.pop_back();
-                cached_bytes_ -= cls;
-            }
-        }
-        if (!p) p = cls >= kHuge ? map_block(cls) : std::aligned_alloc(64, cls);
+        void* p = blocks_.get(words * W);
         if (!p) throw std::bad_alloc();
         if (zero) std::memset(p, 0, words * W);
         return static_cast<u64*>(p);
@@ -81,28 +54,7 @@ public:
     void release(u64* p, std::size_t words, bool wipe) override {
         if (!p) return;
         if (wipe) OPENSSL_cleanse(p, words * W);
-        const std::size_t cls = size_class(words);
-        std::vector<std::pair<void*, std::size_t>> evicted;
-        {
-            std::lock_guard<std::mutex> l(cache_mu_);
-            if (cls <= cache_cap_) {
-                for (auto it = cache_.begin(); cached_bytes_ + cls > cache_cap_ && it != cache_.end(); ++it) {
-                    if (it->first == cls) continue;
-                    while (!it->second.empty() && cached_bytes_ + cls > cache_cap_) {
-                        evicted.emplace_back(it->second.back(), it->first);
-                        it->second.pop_back();
-                        cached_bytes_ -= it->first;
-                    }
-                }
-                if (cached_bytes_ + cls <= cache_cap_) {
-                    cache_[cls].push_back(p);
-                    cached_bytes_ += cls;
-                    p = nullptr;
-                }
-            }
-        }
-        for (const auto& [e, bytes] : evicted) free_block(e, bytes);
-        if (p) free_block(p, cls);
+        blocks_.put(p, words * W);
     }
 
     void ntt_forward(Limbs x) override {
@@ -288,42 +240,20 @@ private:
         }
     }
 
-    // Freed blocks kept for reuse (they count in the process's memory). 1 GiB keeps the default bootstrap at
-    // N = 2^16 under 12 GiB (peak 11.6 GiB; 2 GiB: 12.4 GiB; 0.5 GiB cost +4% time in bench/boot_options.py's
-    // setting). EMBER_BLOCK_CACHE_MB in the environment sets another bound (0: no cache).
+    // Freed blocks kept for reuse (they count in the process's memory; see block_cache.hpp). 2 GiB: the
+    // default bootstrapping at N = 2^16 peaks at 11.2 GiB (in key generation; the cache does not set it) and
+    // faults no page after the first bootstrapping. EMBER_BLOCK_CACHE_MB in the environment sets another
+    // bound (0: no cache).
     static std::size_t cache_bytes_from_env() {
         const char* v = std::getenv("EMBER_BLOCK_CACHE_MB");
-        if (!v || !*v) return std::size_t(1) << 30;
+        if (!v || !*v) return std::size_t(2) << 30;
         char* end = nullptr;
         const unsigned long long mb = std::strtoull(v, &end, 10);
         if (*end != '\0' || mb > (std::size_t(1) << 20)) throw std::invalid_argument("EMBER_BLOCK_CACHE_MB must be a number of MiB, got '" + std::string(v) + "'");
         return static_cast<std::size_t>(mb) << 20;
     }
-    const std::size_t cache_cap_ = cache_bytes_from_env();
-    static constexpr std::size_t kHuge = std::size_t(2) << 20;
-    // Blocks of 2 MiB and more are mapped and unmapped directly, 2 MiB-aligned for transparent huge pages.
-    // Through malloc they would raise glibc's dynamic mmap threshold after the first free and then come
-    // from the heap, which keeps freed memory: 1.4 GiB more resident after a bootstrap at N = 2^16.
-    static void* map_block(std::size_t bytes) {
-        const std::size_t len = bytes + kHuge;
-        void* raw = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (raw == MAP_FAILED) return nullptr;
-        const auto start = reinterpret_cast<std::uintptr_t>(raw);
-        const std::uintptr_t aligned = (start + kHuge - 1) & ~(std::uintptr_t(kHuge) - 1);
-        const std::size_t head = aligned - start, tail = len - head - bytes;
-        if (head) munmap(raw, head);
-        if (tail) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
-        madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
-        return reinterpret_cast<void*>(aligned);
-    }
-    static void free_block(void* p, std::size_t bytes) {
-        if (bytes >= kHuge) munmap(p, bytes);
-        else std::free(p);
-    }
     ThreadPool pool_;
-    std::mutex cache_mu_;
-    std::unordered_map<std::size_t, std::vector<void*>> cache_;
-    std::size_t cached_bytes_ = 0;
+    BlockCache blocks_{cache_bytes_from_env()};
 };
 
 }  // namespace
