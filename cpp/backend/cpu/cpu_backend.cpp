@@ -241,7 +241,7 @@ private:
     }
 
     // Freed blocks kept for reuse (they count in the process's memory; see block_cache.hpp). 2 GiB: the
-    // default bootstrapping at N = 2^16 peaks at 11.2 GiB (in key generation; the cache does not set it) and
+    // default bootstrapping at N = 2^16 peaks at 10.9 GiB (in key generation; the cache does not set it) and
     // faults no page after the first bootstrapping. EMBER_BLOCK_CACHE_MB in the environment sets another
     // bound (0: no cache).
     static std::size_t cache_bytes_from_env() {
