@@ -104,7 +104,7 @@ void bind_bootstrap(nb::module_& m) {
                      for (const auto& [b, a] : k.to_sparse->parts) {
                          Ciphertext c{b, a, 1.0, ctx->slots()};
                          c.key_id = k.to_sparse->key_id;
-                         out.push_back(bind::as_bytes(to_bytes(*ctx, c)));
+                         out.push_back(bind::as_bytes(to_bytes(*ctx, c, WriteOptions{Coefficients::Packed})));  // a key: compact
                      }
                  return out;
              },

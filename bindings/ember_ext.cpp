@@ -256,48 +256,92 @@ NB_MODULE(_ember, m) {
 
     // Serialization: bytes in and out; every failure on untrusted bytes is a ValueError.
     using bind::as_bytes;
-    using bind::span_of;
-    m.def("ciphertext_to_bytes", [=](const ContextCore& c, const Ciphertext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
-    m.def("plaintext_to_bytes", [=](const ContextCore& c, const Plaintext& x) { return as_bytes(to_bytes(*c.ctx, x)); });
-    m.def("public_key_to_bytes", [=](const ContextCore& c, const PublicKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });
-    m.def("switching_key_to_bytes", [=](const ContextCore& c, const SwitchingKey& x) { return as_bytes(to_bytes(*c.ctx, x)); });
-    m.def("galois_keys_to_bytes", [=](const ContextCore& c, const GaloisKeys& x) { return as_bytes(to_bytes(*c.ctx, x)); });
-    m.def("secret_key_to_bytes", [=](const ContextCore& c, const SecretKey& x) { return as_bytes(ember::secret_key_to_bytes(*c.ctx, x)); });
-    // max_bytes: 0 for the default bound (io/serialize.hpp). The bytes object stays referenced by the
-    // call's arguments, so the GIL is released while it is parsed.
-    // parse(...) takes the span with the GIL held, then parses without it.
-    auto parse = [](const ContextCore& c, const nb::bytes& b, std::size_t mx, auto&& f) {
-        const auto bytes = span_of(b);
+    // Writers: coefficients 0 (Packed), 1 (Words) or 255 (the type's default); version 1 or 2. Ciphertexts and
+    // plaintexts are written straight into the bytes object (or a caller's buffer), without the GIL.
+    auto wopt = [](int coefficients, int version) {
+        if (coefficients != 0 && coefficients != 1 && coefficients != 255) throw std::invalid_argument("coefficients must be 0 (Packed), 1 (Words) or 255 (default)");
+        if (version < 0 || version > 0xFFFF) throw std::invalid_argument("format version must be 1 or 2, got " + std::to_string(version));
+        return WriteOptions{static_cast<Coefficients>(coefficients), static_cast<std::uint16_t>(version)};
+    };
+    auto write_bytes = [](const Context& ctx, const auto& x, const WriteOptions& o) {
+        const std::size_t n = serialized_size(ctx, x, o);
+        nb::bytes out = nb::steal<nb::bytes>(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n)));
+        if (!out.is_valid()) throw nb::python_error();
+        auto* p = reinterpret_cast<std::uint8_t*>(PyBytes_AsString(out.ptr()));
+        nb::gil_scoped_release r;
+        to_bytes_into(ctx, x, std::span<std::uint8_t>(p, n), o);
+        return out;
+    };
+    auto write_into = [](const Context& ctx, const auto& x, nb::handle buffer, const WriteOptions& o) {
+        bind::BufferView view(buffer, /*writable=*/true);
+        const auto out = view.writable();
+        nb::gil_scoped_release r;
+        to_bytes_into(ctx, x, out, o);
+        return out.size();
+    };
+    auto size_of = [](const Context& ctx, const auto& x, const WriteOptions& o) { return serialized_size(ctx, x, o); };
+    m.def("ciphertext_to_bytes", [=](const ContextCore& c, const Ciphertext& x, int k, int v) { return write_bytes(*c.ctx, x, wopt(k, v)); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("plaintext_to_bytes", [=](const ContextCore& c, const Plaintext& x, int k, int v) { return write_bytes(*c.ctx, x, wopt(k, v)); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("ciphertext_serialized_size", [=](const ContextCore& c, const Ciphertext& x, int k, int v) { return size_of(*c.ctx, x, wopt(k, v)); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("plaintext_serialized_size", [=](const ContextCore& c, const Plaintext& x, int k, int v) { return size_of(*c.ctx, x, wopt(k, v)); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("ciphertext_write_into", [=](const ContextCore& c, const Ciphertext& x, nb::handle b, int k, int v) { return write_into(*c.ctx, x, b, wopt(k, v)); },
+          "ctx"_a, "x"_a, "buffer"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("plaintext_write_into", [=](const ContextCore& c, const Plaintext& x, nb::handle b, int k, int v) { return write_into(*c.ctx, x, b, wopt(k, v)); },
+          "ctx"_a, "x"_a, "buffer"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("public_key_to_bytes", [=](const ContextCore& c, const PublicKey& x, int k, int v) { return as_bytes(to_bytes(*c.ctx, x, wopt(k, v))); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("switching_key_to_bytes", [=](const ContextCore& c, const SwitchingKey& x, int k, int v) { return as_bytes(to_bytes(*c.ctx, x, wopt(k, v))); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("galois_keys_to_bytes", [=](const ContextCore& c, const GaloisKeys& x, int k, int v) { return as_bytes(to_bytes(*c.ctx, x, wopt(k, v))); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("secret_key_to_bytes", [=](const ContextCore& c, const SecretKey& x, int k, int v) { return as_bytes(ember::secret_key_to_bytes(*c.ctx, x, wopt(k, v))); },
+          "ctx"_a, "x"_a, "coefficients"_a = 255, "version"_a = 2);
+    m.def("checksum64", [](nb::handle b) {
+        bind::BufferView view(b);
+        const auto s = view.bytes();
+        nb::gil_scoped_release r;
+        return checksum64(s.data(), s.size());
+    });
+    // Readers take any bytes-like object (bytes, bytearray, memoryview, mmap) in place: max_bytes 0 for the
+    // default bound (io/serialize.hpp). The buffer stays exported (it cannot be resized or freed) while it is
+    // parsed without the GIL.
+    auto parse = [](const ContextCore& c, nb::handle b, std::size_t mx, auto&& f) {
+        bind::BufferView view(b);
+        const auto bytes = view.bytes();
         nb::gil_scoped_release r;
         return f(*c.ctx, bytes, ReadOptions{mx});
     };
     m.def("ciphertext_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::ciphertext_from_bytes(x, b, o); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);
     m.def("plaintext_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::plaintext_from_bytes(x, b, o); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);
     m.def("public_key_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<PublicKey>(ember::public_key_from_bytes(x, b, o)); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);
     m.def("switching_key_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(x, b, o)); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);
     m.def("galois_keys_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(x, b, o)); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);
     m.def("secret_key_from_bytes",
-          [=](const ContextCore& c, nb::bytes b, std::size_t mx) {
+          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
               return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(x, b, o)); });
           },
           "ctx"_a, "data"_a, "max_bytes"_a = 0);

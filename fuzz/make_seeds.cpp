@@ -41,9 +41,14 @@ int main(int argc, char** argv) {
     write(out / "ciphertext", "level0", to_bytes(ctx, ev.drop_to_level(w.ct, 0)));
     std::vector<cplx> two(2, cplx(0.5, 0));
     write(out / "ciphertext", "sparse", to_bytes(ctx, ctx.encrypt(ctx.encode(two), *w.keys.secret)));
+    // The other encoding (packed coefficients) and format version 1 (no encoding bytes, SHA-256).
+    write(out / "ciphertext", "top_packed", to_bytes(ctx, w.ct, WriteOptions{Coefficients::Packed}));
+    write(out / "ciphertext", "top_v1", to_bytes(ctx, w.ct, WriteOptions{Coefficients::Default, 1}));
     write(out / "plaintext", "top", to_bytes(ctx, ctx.encode(w.x)));
     write(out / "plaintext", "level0", to_bytes(ctx, ctx.encode(w.x, ctx.scale_at(0), 0)));
     write(out / "public_key", "pk", to_bytes(ctx, *w.keys.pub));
+    write(out / "public_key", "pk_words", to_bytes(ctx, *w.keys.pub, WriteOptions{Coefficients::Words}));
+    write(out / "switching_key", "relin_v1", to_bytes(ctx, *w.keys.relin, WriteOptions{Coefficients::Default, 1}));
     write(out / "switching_key", "relin_seeded", to_bytes(ctx, *w.keys.relin));
     write(out / "switching_key", "relin_unseeded", to_bytes(ctx, *ctx.gen_relin_key(*w.keys.secret, /*seeded=*/false)));
     write(out / "galois_keys", "rot_conj_seeded", to_bytes(ctx, *w.keys.galois));

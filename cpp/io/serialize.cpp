@@ -17,8 +17,11 @@ namespace {
 constexpr std::uint8_t kMagic[4] = {'E', 'M', 'B', 'R'};
 constexpr std::size_t kHashBytes = 32;
 constexpr std::size_t kHeaderBytes = 4 + 2 + 2 + kHashBytes + 8;  // 48
-constexpr std::size_t kChecksumBytes = 32;
+constexpr std::size_t kSha256Bytes = 32;   // the checksum of format version 1
+constexpr std::size_t kChecksum64Bytes = 8; // the checksum of format version 2
 constexpr std::size_t kSeedBytes = 32;
+
+std::size_t checksum_bytes(std::uint16_t version) { return version == 1 ? kSha256Bytes : kChecksum64Bytes; }
 
 [[noreturn]] void fail(const char* fn, const std::string& msg) { throw std::invalid_argument(std::string(fn) + ": " + msg); }
 
@@ -36,8 +39,24 @@ const char* type_name(std::uint16_t t) {
 
 void sha256(const std::uint8_t* data, std::size_t n, std::uint8_t* out) {
     unsigned int len = 0;
-    if (EVP_Digest(data, n, out, &len, EVP_sha256(), nullptr) != 1 || len != kChecksumBytes)
+    if (EVP_Digest(data, n, out, &len, EVP_sha256(), nullptr) != 1 || len != kSha256Bytes)
         throw std::runtime_error("serialize: SHA-256 failed");
+}
+
+/// What is written: the format version and the coefficients' encoding (resolved from WriteOptions).
+struct Format {
+    std::uint16_t version;
+    Coefficients coefficients;  // Packed or Words
+};
+
+Format resolve(const char* fn, const WriteOptions& opt, bool key) {
+    if (opt.version != 1 && opt.version != 2) fail(fn, "format version must be 1 or 2, got " + std::to_string(opt.version));
+    if (opt.coefficients != Coefficients::Packed && opt.coefficients != Coefficients::Words && opt.coefficients != Coefficients::Default)
+        fail(fn, "coefficients must be Packed, Words or Default");
+    Coefficients c = opt.coefficients;
+    if (c == Coefficients::Default) c = (key || opt.version == 1) ? Coefficients::Packed : Coefficients::Words;
+    if (opt.version == 1 && c != Coefficients::Packed) fail(fn, "format version 1 stores packed coefficients only");
+    return {opt.version, c};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -90,13 +109,83 @@ void check_poly_for_write(const char* fn, const Context& ctx, const Poly& p, con
     if (spec.eval_only && p.form() != Form::Eval) fail(fn, f + ".form must be Eval");
 }
 
+void store_le64(std::uint8_t* p, std::uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(p, &v, 8);
+    } else {
+        for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    }
+}
+
+std::uint64_t load_le64(const std::uint8_t* p) {
+    std::uint64_t v = 0;
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&v, p, 8);
+    } else {
+        for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The checksum of format version 2 (serialize.hpp), computed as the bytes are written or read: after each
+// limb, while they are still in cache, every whole 64-byte block up to that point.
+
+class Checksum64 {
+public:
+    Checksum64() {
+        for (int j = 0; j < 8; ++j) acc_[j] = 0x243F6A8885A308D3ULL * static_cast<u64>(2 * j + 1);
+    }
+    /// Consumes the whole 64-byte blocks of base[0, upto) not consumed yet.
+    void advance(const std::uint8_t* base, std::size_t upto) {
+        u64 a[8];
+        std::memcpy(a, acc_, sizeof a);
+        for (; done_ + 64 <= upto; done_ += 64) {
+            const std::uint8_t* p = base + done_;
+            for (int j = 0; j < 8; ++j) {
+                const u64 x = (a[j] ^ load_le64(p + 8 * j)) * kMul;
+                a[j] = x ^ (x >> 29);
+            }
+        }
+        std::memcpy(acc_, a, sizeof a);
+    }
+    /// The checksum of base[0, n) (the last block zero-padded).
+    u64 finish(const std::uint8_t* base, std::size_t n) {
+        advance(base, n);
+        if (done_ < n) {
+            std::uint8_t tail[64] = {};
+            std::memcpy(tail, base + done_, n - done_);
+            const std::size_t start = done_;
+            done_ = 0;
+            advance(tail, 64);
+            done_ = start + 64;
+        }
+        u64 h = static_cast<u64>(n) * kFold;
+        for (int j = 0; j < 8; ++j) {
+            h = (h ^ acc_[j]) * kFold;
+            h ^= h >> 32;
+        }
+        return h;
+    }
+
+private:
+    static constexpr u64 kMul = 0x9E3779B97F4A7C15ULL;   // odd
+    static constexpr u64 kFold = 0xD6E8FEB86659FD93ULL;  // odd
+    u64 acc_[8];
+    std::size_t done_ = 0;
+};
+
 // ---------------------------------------------------------------------------------------------------
 // Writing. A Writer with no buffer only counts, so that the output is allocated once at its exact size
 // (a secret key then leaves no copies behind in reallocated memory).
 
 class Writer {
 public:
-    explicit Writer(std::uint8_t* out) : out_(out) {}
+    explicit Writer(std::uint8_t* out, Checksum64* sum = nullptr) : out_(out), sum_(sum) {}
+    /// Feeds what is written so far to the checksum (after each limb: the bytes are still in cache).
+    void progress() {
+        if (out_ && sum_) sum_->advance(out_, n_);
+    }
     std::size_t size() const { return n_; }
     void u8(std::uint8_t v) {
         if (out_) out_[n_] = v;
@@ -122,25 +211,41 @@ public:
 
 private:
     std::uint8_t* out_;
+    Checksum64* sum_;
     std::size_t n_ = 0;
 };
 
-void store_le64(std::uint8_t* p, std::uint64_t v) {
+/// Fails naming the first coefficient of src[0..n) that is not below q (when there is one).
+void fail_unreduced(const char* fn, const std::string& field, std::size_t limb, const u64* src, std::size_t n, u64 q, bool reading) {
+    for (std::size_t c = 0; c < n; ++c)
+        if (src[c] >= q)
+            fail(fn, field + ": coefficient " + std::to_string(c) + " of limb " + std::to_string(limb) +
+                         (reading ? " must be below its prime " + std::to_string(q) + ", got " + std::to_string(src[c])
+                                  : " is not reduced below its prime " + std::to_string(q)));
+}
+
+/// Copies n coefficients to dst as little-endian u64 words, each checked below q (format 2, Words).
+void store_words(const char* fn, const std::string& field, std::size_t limb, const u64* src, std::size_t n, u64 q, std::uint8_t* dst) {
+    u64 bad = 0;
+    for (std::size_t c = 0; c < n; ++c) bad |= static_cast<u64>(src[c] >= q);
+    if (bad) fail_unreduced(fn, field, limb, src, n, q, false);
     if constexpr (std::endian::native == std::endian::little) {
-        std::memcpy(p, &v, 8);
+        std::memcpy(dst, src, n * sizeof(u64));
     } else {
-        for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+        for (std::size_t c = 0; c < n; ++c) store_le64(dst + 8 * c, src[c]);
     }
 }
 
-std::uint64_t load_le64(const std::uint8_t* p) {
-    std::uint64_t v = 0;
+/// Reads n little-endian u64 words into dst, each checked below q (format 2, Words).
+void load_words(const char* fn, const std::string& field, std::size_t limb, const std::uint8_t* src, std::size_t n, u64 q, u64* dst) {
+    u64 bad = 0;
     if constexpr (std::endian::native == std::endian::little) {
-        std::memcpy(&v, p, 8);
+        std::memcpy(dst, src, n * sizeof(u64));
     } else {
-        for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+        for (std::size_t c = 0; c < n; ++c) dst[c] = load_le64(src + 8 * c);
     }
-    return v;
+    for (std::size_t c = 0; c < n; ++c) bad |= static_cast<u64>(dst[c] >= q);
+    if (bad) fail_unreduced(fn, field, limb, dst, n, q, true);
 }
 
 /// Packs n values below q in bit_width(q) bits each, least significant bit first, into
@@ -165,40 +270,65 @@ void pack_limb(const char* fn, const std::string& field, std::size_t limb, const
     for (; nbits > 0; nbits -= 8, acc >>= 8) dst[k++] = static_cast<std::uint8_t>(acc);
 }
 
-void write_poly(const char* fn, Writer& w, const Poly& p, const std::string& field) {
+void write_poly(const char* fn, Writer& w, const Poly& p, const std::string& field, const Format& f) {
     w.u32(static_cast<std::uint32_t>(p.q_limbs()));
     w.u8(static_cast<std::uint8_t>(p.basis()));
     w.u8(static_cast<std::uint8_t>(p.form()));
+    if (f.version >= 2) w.u8(static_cast<std::uint8_t>(f.coefficients));
     const RingContext& ring = p.ring();
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const u64 q = ring.mod(p.prime_index(i)).q;
-        std::uint8_t* dst = w.reserve(limb_bytes(ring.n(), q));
-        if (dst) pack_limb(fn, field, i, p.limb(i), ring.n(), q, dst);
+        if (f.coefficients == Coefficients::Words) {
+            std::uint8_t* dst = w.reserve(ring.n() * sizeof(u64));
+            if (dst) store_words(fn, field, i, p.limb(i), ring.n(), q, dst);
+        } else {
+            std::uint8_t* dst = w.reserve(limb_bytes(ring.n(), q));
+            if (dst) pack_limb(fn, field, i, p.limb(i), ring.n(), q, dst);
+        }
+        w.progress();
     }
 }
 
-/// header | body | checksum, allocated once at its exact size.
+/// The payload size of `body` (a counting pass: nothing is written).
 template <class Body>
-std::vector<std::uint8_t> seal(const Context& ctx, SerialType type, Body&& body) {
+std::size_t payload_size(Body&& body) {
     Writer counter(nullptr);
     body(counter);
-    const std::size_t payload = counter.size();
-    std::vector<std::uint8_t> out(kHeaderBytes + payload + kChecksumBytes);
+    return counter.size();
+}
+
+/// header | body | checksum into out, which has exactly kHeaderBytes + payload + checksum_bytes(version) bytes.
+/// On failure the output is wiped (a secret key leaves nothing behind).
+template <class Body>
+void seal_into(const Context& ctx, SerialType type, const Format& f, std::size_t payload, Body&& body, std::uint8_t* out) {
     try {
-        Writer w(out.data());
+        Checksum64 sum;
+        Writer w(out, f.version == 1 ? nullptr : &sum);
         w.bytes(kMagic, 4);
-        w.u16(kSerialFormatVersion);
+        w.u16(f.version);
         w.u16(static_cast<std::uint16_t>(type));
         const auto h = ctx.params().hash();
         w.bytes(h.data(), h.size());
         w.u64(payload);
         body(w);
         if (w.size() != kHeaderBytes + payload) throw std::logic_error("serialize: payload size changed between passes");
-        sha256(out.data(), kHeaderBytes + payload, out.data() + kHeaderBytes + payload);
+        if (f.version == 1) {
+            sha256(out, kHeaderBytes + payload, out + kHeaderBytes + payload);
+        } else {
+            store_le64(out + kHeaderBytes + payload, sum.finish(out, kHeaderBytes + payload));
+        }
     } catch (...) {
-        OPENSSL_cleanse(out.data(), out.size());
+        OPENSSL_cleanse(out, kHeaderBytes + payload + checksum_bytes(f.version));
         throw;
     }
+}
+
+/// header | body | checksum, allocated once at its exact size.
+template <class Body>
+std::vector<std::uint8_t> seal(const Context& ctx, SerialType type, const Format& f, Body&& body) {
+    const std::size_t payload = payload_size(body);
+    std::vector<std::uint8_t> out(kHeaderBytes + payload + checksum_bytes(f.version));
+    seal_into(ctx, type, f, payload, body, out.data());
     return out;
 }
 
@@ -207,7 +337,27 @@ std::vector<std::uint8_t> seal(const Context& ctx, SerialType type, Body&& body)
 
 class Reader {
 public:
-    Reader(const char* fn, const std::uint8_t* p, std::size_t n) : fn_(fn), p_(p), n_(n) {}
+    Reader(const char* fn, const std::uint8_t* p, std::size_t n, std::uint16_t version = kSerialFormatVersion) : fn_(fn), p_(p), n_(n), version_(version) {}
+    /// Format 2: the checksum is computed as the payload is read (stored at p + n; `whole` starts at the
+    /// header, the payload at whole + kHeaderBytes) and compared by verify_checksum().
+    void check_as_read(const std::uint8_t* whole) { whole_ = whole; }
+    /// Feeds the bytes read so far to the checksum (after each limb, while they are in cache).
+    void progress() {
+        if (whole_) sum_.advance(whole_, kHeaderBytes + pos_);
+    }
+    /// Format 2, after a successful parse: the checksum of everything read against the stored one.
+    void verify_checksum() {
+#ifndef EMBER_FUZZING
+        if (whole_ && sum_.finish(whole_, kHeaderBytes + n_) != load_le64(p_ + n_)) fail(fn_, "checksum mismatch: the bytes are corrupted");
+#endif
+    }
+    /// Format 2, after a failed parse: corrupted bytes are reported as such (rather than as the field they
+    /// broke); a correct checksum leaves the parse's error to be thrown.
+    void verify_checksum_after_failure() const {
+#ifndef EMBER_FUZZING
+        if (whole_ && checksum64(whole_, kHeaderBytes + n_) != load_le64(p_ + n_)) fail(fn_, "checksum mismatch: the bytes are corrupted");
+#endif
+    }
     std::size_t remaining() const { return n_ - pos_; }
     void need(std::size_t k, const std::string& field) const {
         if (remaining() < k)
@@ -240,26 +390,34 @@ public:
         return id;
     }
     const char* fn() const { return fn_; }
+    std::uint16_t version() const { return version_; }
 
 private:
     const char* fn_;
     const std::uint8_t* p_;
     std::size_t n_;
+    std::uint16_t version_;
     std::size_t pos_ = 0;
+    const std::uint8_t* whole_ = nullptr;
+    Checksum64 sum_;
 };
 
 /// Checks the header (magic, version, type, parameter hash, payload length) and the checksum; returns a
 /// reader over the payload.
 Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> bytes, SerialType type, const ReadOptions& opt) {
     const std::size_t size = bytes.size();
-    if (size < kHeaderBytes + kChecksumBytes)
-        fail(fn, "truncated: " + std::to_string(size) + " bytes, the header and checksum alone take " + std::to_string(kHeaderBytes + kChecksumBytes));
+    if (size < kHeaderBytes + kChecksum64Bytes)
+        fail(fn, "truncated: " + std::to_string(size) + " bytes, the header and checksum alone take " + std::to_string(kHeaderBytes + kChecksum64Bytes));
     const std::uint8_t* d = bytes.data();
     if (std::memcmp(d, kMagic, 4) != 0) fail(fn, "bad magic: not an Ember serialized object (expected \"EMBR\")");
     Reader h(fn, d + 4, kHeaderBytes - 4);
     const auto version = static_cast<std::uint16_t>(h.uint(2, "version"));
-    if (version != kSerialFormatVersion)
-        fail(fn, "format version must be " + std::to_string(kSerialFormatVersion) + ", got " + std::to_string(version));
+    if (version != 1 && version != 2)
+        fail(fn, "format version must be 1 or 2 (this reader's), got " + std::to_string(version) +
+                     (version > 2 ? " (written by a newer Ember)" : ""));
+    const std::size_t sum_bytes = checksum_bytes(version);
+    if (size < kHeaderBytes + sum_bytes)
+        fail(fn, "truncated: " + std::to_string(size) + " bytes, the header and checksum alone take " + std::to_string(kHeaderBytes + sum_bytes));
     const auto t = static_cast<std::uint16_t>(h.uint(2, "type"));
     if (t != static_cast<std::uint16_t>(type))
         fail(fn, "object type must be " + std::to_string(static_cast<int>(type)) + " (" + type_name(static_cast<std::uint16_t>(type)) + "), got " + std::to_string(t) + " (" +
@@ -274,15 +432,37 @@ Reader open(const char* fn, const Context& ctx, std::span<const std::uint8_t> by
         fail(fn, "input of " + std::to_string(size) + " bytes exceeds max_bytes = " + std::to_string(max_bytes) +
                      (opt.max_bytes ? "" : " (the largest " + std::string(type_name(static_cast<std::uint16_t>(type))) + " of this context; pass a larger max_bytes to accept more)"));
     const std::uint64_t len = h.u64("payload length");
-    const std::size_t avail = size - kHeaderBytes - kChecksumBytes;
+    const std::size_t avail = size - kHeaderBytes - sum_bytes;
     if (len != avail)
         fail(fn, "payload length must equal the " + std::to_string(avail) + " bytes between header and checksum, got " + std::to_string(len));
+    Reader r(fn, d + kHeaderBytes, avail, version);
+    if (version == 1) {  // SHA-256 over everything first
 #ifndef EMBER_FUZZING
-    std::uint8_t sum[kChecksumBytes];
-    sha256(d, kHeaderBytes + avail, sum);
-    if (CRYPTO_memcmp(sum, d + kHeaderBytes + avail, kChecksumBytes) != 0) fail(fn, "checksum mismatch: the bytes are corrupted");
+        std::uint8_t sum[kSha256Bytes];
+        sha256(d, kHeaderBytes + avail, sum);
+        if (CRYPTO_memcmp(sum, d + kHeaderBytes + avail, kSha256Bytes) != 0) fail(fn, "checksum mismatch: the bytes are corrupted");
 #endif
-    return Reader(fn, d + kHeaderBytes, avail);
+    } else {  // checksum64 as the payload is read (read_object)
+        r.check_as_read(d);
+    }
+    return r;
+}
+
+/// Opens the bytes and parses them with parse(Reader&), which must end with finish() or key_id_and_finish().
+/// Format 2's checksum is computed during the parse and compared at its end; when the parse fails, a wrong
+/// checksum is what is reported (corruption), else the parse's own error. Either way nothing is used before
+/// every check has passed, and every allocation stays bounded by the input's size.
+template <class Parse>
+auto read_object(const char* fn, const Context& ctx, std::span<const std::uint8_t> bytes, SerialType type, const ReadOptions& opt, Parse&& parse) {
+    Reader r = open(fn, ctx, bytes, type, opt);
+    try {
+        auto obj = parse(r);
+        r.verify_checksum();
+        return obj;
+    } catch (const std::invalid_argument&) {
+        r.verify_checksum_after_failure();
+        throw;
+    }
 }
 
 /// Unpacks n values of bit_width(q) bits from the nbytes = limb_bytes(n, q) bytes at src, each checked
@@ -328,14 +508,26 @@ Poly read_poly(Reader& r, const Context& ctx, const PolySpec& spec) {
     const std::uint8_t form = r.u8(f + ".form");
     if (form > 1) fail(fn, f + ".form must be 0 (Coeff) or 1 (Eval), got " + std::to_string(form));
     if (spec.eval_only && form != 1) fail(fn, f + ".form must be 1 (Eval), got " + std::to_string(form));
+    bool words = false;
+    if (r.version() >= 2) {
+        const std::uint8_t enc = r.u8(f + ".encoding");
+        if (enc > 1) fail(fn, f + ".encoding must be 0 (Packed) or 1 (Words), got " + std::to_string(enc));
+        words = enc == 1;
+    }
     const RingContext& ring = *ctx.ring();
     // All limbs present before anything is allocated.
-    r.need(poly_data_bytes(ring, q_limbs, static_cast<Basis>(basis)), f + " coefficients");
+    const std::size_t nlimbs = q_limbs + (basis == 1 ? ring.p_count() : 0);
+    r.need(words ? nlimbs * ring.n() * sizeof(u64) : poly_data_bytes(ring, q_limbs, static_cast<Basis>(basis)), f + " coefficients");
     Poly p(ctx.ring(), q_limbs, static_cast<Basis>(basis), static_cast<Form>(form), spec.secret);
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const u64 q = ring.mod(p.prime_index(i)).q;
-        const std::size_t nb = limb_bytes(ring.n(), q);
-        unpack_limb(fn, f, i, r.take(nb, f), nb, ring.n(), q, p.limb(i));
+        if (words) {
+            load_words(fn, f, i, r.take(ring.n() * sizeof(u64), f), ring.n(), q, p.limb(i));
+        } else {
+            const std::size_t nb = limb_bytes(ring.n(), q);
+            unpack_limb(fn, f, i, r.take(nb, f), nb, ring.n(), q, p.limb(i));
+        }
+        r.progress();
     }
     return p;
 }
@@ -365,13 +557,13 @@ void check_switching_key(const char* fn, const Context& ctx, const SwitchingKey&
     }
 }
 
-void write_switching_key(const char* fn, Writer& w, const SwitchingKey& key) {
+void write_switching_key(const char* fn, Writer& w, const SwitchingKey& key, const Format& f) {
     w.u32(static_cast<std::uint32_t>(key.b.size()));
     w.u8(key.seeded() ? 1 : 0);
     for (std::size_t j = 0; j < key.b.size(); ++j) {
-        write_poly(fn, w, key.b[j], indexed("b", j));
+        write_poly(fn, w, key.b[j], indexed("b", j), f);
         if (key.seeded()) w.bytes(key.seeds[j].data(), kSeedBytes);
-        else write_poly(fn, w, key.a[j], indexed("a", j));
+        else write_poly(fn, w, key.a[j], indexed("a", j), f);
     }
 }
 
@@ -408,186 +600,256 @@ void check_galois_element(const char* fn, const Context& ctx, std::uint64_t k) {
     if (k % 2 == 0 || k >= two_n) fail(fn, "Galois element must be odd and below 2N = " + std::to_string(two_n) + ", got " + std::to_string(k));
 }
 
-// Payload bytes of the largest objects (unseeded keys, top level).
-std::size_t max_poly_bytes(const Context& ctx, Basis basis) { return 6 + poly_data_bytes(*ctx.ring(), ctx.max_level() + 1, basis); }
-std::size_t max_switching_key_payload(const Context& ctx) { return 4 + 1 + ctx.partition().size() * 2 * max_poly_bytes(ctx, Basis::QP); }
-/// The smallest a switching key can be: seeded, every digit a b_j and a seed.
-std::size_t min_switching_key_payload(const Context& ctx) { return 4 + 1 + ctx.partition().size() * (max_poly_bytes(ctx, Basis::QP) + kSeedBytes); }
+// Payload bytes of the largest objects (unseeded keys, top level): 64-bit words in version 2, packed in
+// version 1; and of the smallest a full-level polynomial can be (packed, version 1).
+std::size_t top_limbs(const Context& ctx, Basis basis) { return ctx.max_level() + 1 + (basis == Basis::QP ? ctx.ring()->p_count() : 0); }
+std::size_t max_poly_bytes(const Context& ctx, Basis basis, std::uint16_t version) {
+    return version == 1 ? 6 + poly_data_bytes(*ctx.ring(), ctx.max_level() + 1, basis) : 7 + top_limbs(ctx, basis) * ctx.params().n() * sizeof(u64);
+}
+std::size_t min_full_poly_bytes(const Context& ctx, Basis basis) { return 6 + poly_data_bytes(*ctx.ring(), ctx.max_level() + 1, basis); }
+std::size_t max_switching_key_payload(const Context& ctx, std::uint16_t version) {
+    return 4 + 1 + ctx.partition().size() * 2 * max_poly_bytes(ctx, Basis::QP, version);
+}
+/// The smallest a switching key can be: seeded, every digit a packed b_j and a seed.
+std::size_t min_switching_key_payload(const Context& ctx) { return 4 + 1 + ctx.partition().size() * (min_full_poly_bytes(ctx, Basis::QP) + kSeedBytes); }
 
-}  // namespace
-
-std::size_t default_max_bytes(const Context& ctx, SerialType type) {
+/// The largest object of `type` in one format version (header and checksum included).
+std::size_t max_bytes_of(const Context& ctx, SerialType type, std::uint16_t v) {
     constexpr std::size_t id = 8;  // the trailing key-set identity (every type but Plaintext)
     std::size_t payload = 0;
     switch (type) {
-        case SerialType::Ciphertext: payload = 8 + 8 + 2 * max_poly_bytes(ctx, Basis::Q) + id; break;
-        case SerialType::Plaintext: payload = 8 + 8 + max_poly_bytes(ctx, Basis::Q); break;
-        case SerialType::PublicKey: payload = 2 * max_poly_bytes(ctx, Basis::QP) + id; break;
-        case SerialType::SwitchingKey: payload = max_switching_key_payload(ctx) + id; break;
+        case SerialType::Ciphertext: payload = 8 + 8 + 2 * max_poly_bytes(ctx, Basis::Q, v) + id; break;
+        case SerialType::Plaintext: payload = 8 + 8 + max_poly_bytes(ctx, Basis::Q, v); break;
+        case SerialType::PublicKey: payload = 2 * max_poly_bytes(ctx, Basis::QP, v) + id; break;
+        case SerialType::SwitchingKey: payload = max_switching_key_payload(ctx, v) + id; break;
         case SerialType::GaloisKeys:
-            payload = 4 + std::min<std::size_t>(kDefaultMaxGaloisKeys, ctx.params().n()) * (8 + max_switching_key_payload(ctx)) + id;
+            payload = 4 + std::min<std::size_t>(kDefaultMaxGaloisKeys, ctx.params().n()) * (8 + max_switching_key_payload(ctx, v)) + id;
             break;
-        case SerialType::SecretKey: payload = max_poly_bytes(ctx, Basis::QP) + id; break;
+        case SerialType::SecretKey: payload = max_poly_bytes(ctx, Basis::QP, v) + id; break;
     }
-    return kHeaderBytes + payload + kChecksumBytes;
+    return kHeaderBytes + payload + checksum_bytes(v);
+}
+
+}  // namespace
+
+std::size_t default_max_bytes(const Context& ctx, SerialType type) { return std::max(max_bytes_of(ctx, type, 1), max_bytes_of(ctx, type, 2)); }
+
+std::uint64_t checksum64(const std::uint8_t* data, std::size_t n) {
+    Checksum64 c;
+    return c.finish(data, n);
 }
 
 // ---------------------------------------------------------------------------------------------------
 
-std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct) {
+namespace {
+
+/// The checks and the body of a ciphertext / plaintext (shared by to_bytes, serialized_size and to_bytes_into).
+auto ciphertext_body(const Context& ctx, const Ciphertext& ct, const Format& f) {
     static constexpr const char* fn = "to_bytes(Ciphertext)";
     check_poly_for_write(fn, ctx, ct.c0, ct_spec(ctx, "c0"));
     check_poly_for_write(fn, ctx, ct.c1, ct_spec(ctx, "c1"));
     if (ct.c1.q_limbs() != ct.c0.q_limbs() || ct.c1.form() != ct.c0.form()) fail(fn, "c0 and c1 must have the same q_limbs and form");
     check_scale(fn, ct.scale);
     check_slots(fn, ct.slots, ctx.params().n());
-    return seal(ctx, SerialType::Ciphertext, [&](Writer& w) {
+    return [&ct, f](Writer& w) {
         w.f64(ct.scale);
         w.u64(ct.slots);
-        write_poly(fn, w, ct.c0, "c0");
-        write_poly(fn, w, ct.c1, "c1");
+        write_poly(fn, w, ct.c0, "c0", f);
+        write_poly(fn, w, ct.c1, "c1", f);
         w.u64(ct.key_id);
-    });
+    };
 }
 
-std::vector<std::uint8_t> to_bytes(const Context& ctx, const Plaintext& pt) {
+auto plaintext_body(const Context& ctx, const Plaintext& pt, const Format& f) {
     static constexpr const char* fn = "to_bytes(Plaintext)";
     check_poly_for_write(fn, ctx, pt.m, ct_spec(ctx, "m"));
     check_scale(fn, pt.scale);
     check_slots(fn, pt.slots, ctx.params().n());
-    return seal(ctx, SerialType::Plaintext, [&](Writer& w) {
+    return [&pt, f](Writer& w) {
         w.f64(pt.scale);
         w.u64(pt.slots);
-        write_poly(fn, w, pt.m, "m");
-    });
+        write_poly(fn, w, pt.m, "m", f);
+    };
 }
 
-std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk) {
+template <class Body>
+void write_exact(const char* fn, const Context& ctx, SerialType type, const Format& f, Body&& body, std::span<std::uint8_t> out) {
+    const std::size_t payload = payload_size(body);
+    const std::size_t total = kHeaderBytes + payload + checksum_bytes(f.version);
+    if (out.size() != total) fail(fn, "the output buffer must hold exactly " + std::to_string(total) + " bytes, got " + std::to_string(out.size()));
+    seal_into(ctx, type, f, payload, body, out.data());
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Ciphertext& ct, const WriteOptions& opt) {
+    const Format f = resolve("to_bytes(Ciphertext)", opt, false);
+    return seal(ctx, SerialType::Ciphertext, f, ciphertext_body(ctx, ct, f));
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const Plaintext& pt, const WriteOptions& opt) {
+    const Format f = resolve("to_bytes(Plaintext)", opt, false);
+    return seal(ctx, SerialType::Plaintext, f, plaintext_body(ctx, pt, f));
+}
+
+std::size_t serialized_size(const Context& ctx, const Ciphertext& ct, const WriteOptions& opt) {
+    const Format f = resolve("serialized_size(Ciphertext)", opt, false);
+    return kHeaderBytes + payload_size(ciphertext_body(ctx, ct, f)) + checksum_bytes(f.version);
+}
+
+std::size_t serialized_size(const Context& ctx, const Plaintext& pt, const WriteOptions& opt) {
+    const Format f = resolve("serialized_size(Plaintext)", opt, false);
+    return kHeaderBytes + payload_size(plaintext_body(ctx, pt, f)) + checksum_bytes(f.version);
+}
+
+void to_bytes_into(const Context& ctx, const Ciphertext& ct, std::span<std::uint8_t> out, const WriteOptions& opt) {
+    static constexpr const char* fn = "to_bytes_into(Ciphertext)";
+    const Format f = resolve(fn, opt, false);
+    write_exact(fn, ctx, SerialType::Ciphertext, f, ciphertext_body(ctx, ct, f), out);
+}
+
+void to_bytes_into(const Context& ctx, const Plaintext& pt, std::span<std::uint8_t> out, const WriteOptions& opt) {
+    static constexpr const char* fn = "to_bytes_into(Plaintext)";
+    const Format f = resolve(fn, opt, false);
+    write_exact(fn, ctx, SerialType::Plaintext, f, plaintext_body(ctx, pt, f), out);
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const PublicKey& pk, const WriteOptions& opt) {
     static constexpr const char* fn = "to_bytes(PublicKey)";
+    const Format f = resolve(fn, opt, true);
     check_poly_for_write(fn, ctx, pk.b, key_spec(ctx, "b"));
     check_poly_for_write(fn, ctx, pk.a, key_spec(ctx, "a"));
-    return seal(ctx, SerialType::PublicKey, [&](Writer& w) {
-        write_poly(fn, w, pk.b, "b");
-        write_poly(fn, w, pk.a, "a");
+    return seal(ctx, SerialType::PublicKey, f, [&](Writer& w) {
+        write_poly(fn, w, pk.b, "b", f);
+        write_poly(fn, w, pk.a, "a", f);
         w.u64(pk.key_id);
     });
 }
 
-std::vector<std::uint8_t> to_bytes(const Context& ctx, const SwitchingKey& key) {
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const SwitchingKey& key, const WriteOptions& opt) {
     static constexpr const char* fn = "to_bytes(SwitchingKey)";
+    const Format f = resolve(fn, opt, true);
     check_switching_key(fn, ctx, key);
-    return seal(ctx, SerialType::SwitchingKey, [&](Writer& w) {
-        write_switching_key(fn, w, key);
+    return seal(ctx, SerialType::SwitchingKey, f, [&](Writer& w) {
+        write_switching_key(fn, w, key, f);
         w.u64(key.key_id);
     });
 }
 
-std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk) {
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const GaloisKeys& gk, const WriteOptions& opt) {
     static constexpr const char* fn = "to_bytes(GaloisKeys)";
+    const Format f = resolve(fn, opt, true);
     for (const auto& [k, key] : gk.keys) {
         check_galois_element(fn, ctx, k);
         check_switching_key(fn, ctx, key);
         if (key.key_id != gk.key_id) fail(fn, "the key of Galois element " + std::to_string(k) + " belongs to another key set than the set");
     }
-    return seal(ctx, SerialType::GaloisKeys, [&](Writer& w) {
+    return seal(ctx, SerialType::GaloisKeys, f, [&](Writer& w) {
         w.u32(static_cast<std::uint32_t>(gk.keys.size()));
         for (const auto& [k, key] : gk.keys) {  // std::map: increasing elements
             w.u64(k);
-            write_switching_key(fn, w, key);
+            write_switching_key(fn, w, key, f);
         }
         w.u64(gk.key_id);
     });
 }
 
-std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk) {
+std::vector<std::uint8_t> secret_key_to_bytes(const Context& ctx, const SecretKey& sk, const WriteOptions& opt) {
     static constexpr const char* fn = "secret_key_to_bytes";
+    const Format f = resolve(fn, opt, true);
     check_poly_for_write(fn, ctx, sk.s, key_spec(ctx, "s"));
-    return seal(ctx, SerialType::SecretKey, [&](Writer& w) {
-        write_poly(fn, w, sk.s, "s");
+    return seal(ctx, SerialType::SecretKey, f, [&](Writer& w) {
+        write_poly(fn, w, sk.s, "s", f);
         w.u64(sk.key_id);
     });
 }
 
 Ciphertext ciphertext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "ciphertext_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::Ciphertext, opt);
-    Ciphertext ct;
-    ct.scale = r.f64("scale");
-    check_scale(fn, ct.scale);
-    ct.slots = r.u64("slots");
-    check_slots(fn, ct.slots, ctx.params().n());
-    ct.c0 = read_poly(r, ctx, ct_spec(ctx, "c0"));
-    PolySpec s1 = ct_spec(ctx, "c1");
-    s1.min_q = s1.max_q = ct.c0.q_limbs();  // c1 has c0's shape
-    ct.c1 = read_poly(r, ctx, s1);
-    if (ct.c1.form() != ct.c0.form()) fail(fn, "c1.form must equal c0.form");
-    ct.key_id = r.key_id_and_finish();
-    return ct;
+    return read_object(fn, ctx, bytes, SerialType::Ciphertext, opt, [&](Reader& r) {
+        Ciphertext ct;
+        ct.scale = r.f64("scale");
+        check_scale(fn, ct.scale);
+        ct.slots = r.u64("slots");
+        check_slots(fn, ct.slots, ctx.params().n());
+        ct.c0 = read_poly(r, ctx, ct_spec(ctx, "c0"));
+        PolySpec s1 = ct_spec(ctx, "c1");
+        s1.min_q = s1.max_q = ct.c0.q_limbs();  // c1 has c0's shape
+        ct.c1 = read_poly(r, ctx, s1);
+        if (ct.c1.form() != ct.c0.form()) fail(fn, "c1.form must equal c0.form");
+        ct.key_id = r.key_id_and_finish();
+        return ct;
+    });
 }
 
 Plaintext plaintext_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "plaintext_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::Plaintext, opt);
-    Plaintext pt;
-    pt.scale = r.f64("scale");
-    check_scale(fn, pt.scale);
-    pt.slots = r.u64("slots");
-    check_slots(fn, pt.slots, ctx.params().n());
-    pt.m = read_poly(r, ctx, ct_spec(ctx, "m"));
-    r.finish();
-    return pt;
+    return read_object(fn, ctx, bytes, SerialType::Plaintext, opt, [&](Reader& r) {
+        Plaintext pt;
+        pt.scale = r.f64("scale");
+        check_scale(fn, pt.scale);
+        pt.slots = r.u64("slots");
+        check_slots(fn, pt.slots, ctx.params().n());
+        pt.m = read_poly(r, ctx, ct_spec(ctx, "m"));
+        r.finish();
+        return pt;
+    });
 }
 
 PublicKey public_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
-    Reader r = open("public_key_from_bytes", ctx, bytes, SerialType::PublicKey, opt);
-    PublicKey pk;
-    pk.b = read_poly(r, ctx, key_spec(ctx, "b"));
-    pk.a = read_poly(r, ctx, key_spec(ctx, "a"));
-    pk.key_id = r.key_id_and_finish();
-    return pk;
+    return read_object("public_key_from_bytes", ctx, bytes, SerialType::PublicKey, opt, [&](Reader& r) {
+        PublicKey pk;
+        pk.b = read_poly(r, ctx, key_spec(ctx, "b"));
+        pk.a = read_poly(r, ctx, key_spec(ctx, "a"));
+        pk.key_id = r.key_id_and_finish();
+        return pk;
+    });
 }
 
 SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
-    Reader r = open("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey, opt);
-    SwitchingKey key = read_switching_key(r, ctx);
-    key.key_id = r.key_id_and_finish();
-    return key;
+    return read_object("switching_key_from_bytes", ctx, bytes, SerialType::SwitchingKey, opt, [&](Reader& r) {
+        SwitchingKey key = read_switching_key(r, ctx);
+        key.key_id = r.key_id_and_finish();
+        return key;
+    });
 }
 
 GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
     static constexpr const char* fn = "galois_keys_from_bytes";
-    Reader r = open(fn, ctx, bytes, SerialType::GaloisKeys, opt);
-    const std::uint32_t count = r.u32("key count");
-    const std::size_t n = ctx.params().n();  // N odd elements below 2N
-    if (count > n) fail(fn, "key count must be at most N = " + std::to_string(n) + ", got " + std::to_string(count));
-    // Every key takes at least its Galois element and a seeded switching key: a count the payload cannot
-    // hold is refused before the first key is read.
-    const std::size_t min_key = 8 + min_switching_key_payload(ctx);
-    if (count > r.remaining() / min_key)
-        fail(fn, "payload truncated: key count " + std::to_string(count) + " needs at least " + std::to_string(min_key) + " bytes per key, the payload has " +
-                     std::to_string(r.remaining()) + " left");
-    GaloisKeys gk;
-    std::uint64_t prev = 0;
-    for (std::uint32_t i = 0; i < count; ++i) {
-        // (the trailing key_id is no key: stopping at it reads as truncation, not as a bad element)
-        if (r.remaining() <= 8) fail(fn, "payload truncated reading Galois key " + std::to_string(i) + " of " + std::to_string(count));
-        const std::uint64_t k = r.u64("Galois element");
-        check_galois_element(fn, ctx, k);
-        if (i > 0 && k <= prev) fail(fn, "Galois elements must be strictly increasing, got " + std::to_string(k) + " after " + std::to_string(prev));
-        prev = k;
-        gk.keys.emplace(k, read_switching_key(r, ctx));
-    }
-    gk.key_id = r.key_id_and_finish();
-    for (auto& [_, key] : gk.keys) key.key_id = gk.key_id;
-    return gk;
+    return read_object(fn, ctx, bytes, SerialType::GaloisKeys, opt, [&](Reader& r) {
+        const std::uint32_t count = r.u32("key count");
+        const std::size_t n = ctx.params().n();  // N odd elements below 2N
+        if (count > n) fail(fn, "key count must be at most N = " + std::to_string(n) + ", got " + std::to_string(count));
+        // Every key takes at least its Galois element and a seeded switching key: a count the payload cannot
+        // hold is refused before the first key is read.
+        const std::size_t min_key = 8 + min_switching_key_payload(ctx);
+        if (count > r.remaining() / min_key)
+            fail(fn, "payload truncated: key count " + std::to_string(count) + " needs at least " + std::to_string(min_key) + " bytes per key, the payload has " +
+                         std::to_string(r.remaining()) + " left");
+        GaloisKeys gk;
+        std::uint64_t prev = 0;
+        for (std::uint32_t i = 0; i < count; ++i) {
+            // (the trailing key_id is no key: stopping at it reads as truncation, not as a bad element)
+            if (r.remaining() <= 8) fail(fn, "payload truncated reading Galois key " + std::to_string(i) + " of " + std::to_string(count));
+            const std::uint64_t k = r.u64("Galois element");
+            check_galois_element(fn, ctx, k);
+            if (i > 0 && k <= prev) fail(fn, "Galois elements must be strictly increasing, got " + std::to_string(k) + " after " + std::to_string(prev));
+            prev = k;
+            gk.keys.emplace(k, read_switching_key(r, ctx));
+        }
+        gk.key_id = r.key_id_and_finish();
+        for (auto& [_, key] : gk.keys) key.key_id = gk.key_id;
+        return gk;
+    });
 }
 
 SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt) {
-    Reader r = open("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey, opt);
-    SecretKey sk;
-    sk.s = read_poly(r, ctx, key_spec(ctx, "s", /*secret=*/true));
-    sk.key_id = r.key_id_and_finish();
-    return sk;
+    return read_object("secret_key_from_bytes", ctx, bytes, SerialType::SecretKey, opt, [&](Reader& r) {
+        SecretKey sk;
+        sk.s = read_poly(r, ctx, key_spec(ctx, "s", /*secret=*/true));
+        sk.key_id = r.key_id_and_finish();
+        return sk;
+    });
 }
 
 }  // namespace ember

@@ -15,19 +15,24 @@ from .params import CkksParams
 class _Serializable:
     """An object bound to a context, with to_bytes() / from_bytes(ctx, data).
 
-    The byte format has a header (magic, version, type, parameter hash, sizes) and a SHA-256 checksum;
-    from_bytes validates every size and coefficient and raises ValueError on anything malformed.
+    The byte format (format version 2; io/serialize.hpp) has a header (magic, version, type, parameter hash,
+    sizes) and a 64-bit checksum against accidental corruption; from_bytes validates every size and
+    coefficient and raises ValueError on anything malformed. Bytes of format version 1 (SHA-256) still load.
     """
     _kind = ""
+    _COEFFS = {None: 255, False: 1, True: 0}   # compact -> Coefficients (default, Words, Packed)
 
     def __init__(self, ctx: "Context", core):
         self._ctx, self._core = ctx, core
 
-    def to_bytes(self) -> bytes:
-        return getattr(_ember, f"{self._kind}_to_bytes")(self._ctx._core, self._core)
+    def to_bytes(self, *, compact: Optional[bool] = None, version: int = 2) -> bytes:
+        """The object in Ember's byte format. compact: coefficients bit-packed (smaller, slower) rather than
+        64-bit words (written and read at memory speed); default: words for ciphertexts and plaintexts,
+        packed for keys. version=1 writes the previous format (packed, SHA-256) for older readers."""
+        return getattr(_ember, f"{self._kind}_to_bytes")(self._ctx._core, self._core, _coefficients(compact), version)
 
     @classmethod
-    def from_bytes(cls, ctx: "Context", data: bytes, *, max_bytes: Optional[int] = None):
+    def from_bytes(cls, ctx: "Context", data, *, max_bytes: Optional[int] = None):
         """The object in `data`, checked against `ctx`.
 
         Parameters
@@ -35,7 +40,7 @@ class _Serializable:
         ctx : Context
             The context the object was written for (its parameter hash must match).
         data : bytes-like
-            Untrusted bytes.
+            Untrusted bytes: bytes, bytearray, memoryview, mmap (read in place, not copied).
         max_bytes : int, optional
             Largest accepted input, checked before anything is parsed or allocated. Default:
             ``default_max_bytes(ctx)``, the size of the largest object of this type `ctx` can write.
@@ -45,19 +50,48 @@ class _Serializable:
         ValueError
             On anything malformed, too large, or written for other parameters; the message names the
             field and its bound.
+        TypeError
+            When `data` is not bytes-like.
         """
         if not isinstance(ctx, Context):
             raise TypeError("from_bytes needs the ember.Context the object belongs to")
         mx = _check_max_bytes(max_bytes)
-        if mx and len(data) > mx:  # before copying a large buffer; the C++ reader checks again
-            raise ValueError(f"{cls._kind}_from_bytes: input of {len(data)} bytes exceeds max_bytes = {mx}")
-        return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, bytes(data), mx))
+        if isinstance(data, str):
+            raise TypeError("from_bytes needs bytes-like data, got str")
+        return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, data, mx))
 
     @classmethod
     def default_max_bytes(cls, ctx: "Context") -> int:
         """The default bound of from_bytes: the size of the largest object of this type ctx can write (for
         GaloisKeys: 256 unseeded keys)."""
         return _ember.default_max_bytes(ctx._core, cls._kind)
+
+
+class _Value(_Serializable):
+    """Ciphertexts and plaintexts: also written straight into a caller's buffer (shared memory, an mmap)."""
+
+    def serialized_size(self, *, compact: Optional[bool] = None, version: int = 2) -> int:
+        """len(self.to_bytes(compact=compact, version=version)), without writing anything."""
+        return getattr(_ember, f"{self._kind}_serialized_size")(self._ctx._core, self._core, _coefficients(compact), version)
+
+    def write_into(self, buffer, *, compact: Optional[bool] = None, version: int = 2) -> int:
+        """Writes to_bytes() into `buffer` (a writable bytes-like object of exactly serialized_size() bytes,
+        e.g. a memoryview slice of shared memory) without an intermediate copy; returns the byte count."""
+        try:
+            return getattr(_ember, f"{self._kind}_write_into")(self._ctx._core, self._core, buffer, _coefficients(compact), version)
+        except BufferError as e:
+            raise TypeError(f"write_into needs a writable, contiguous bytes-like buffer, got {type(buffer).__name__} ({e})") from None
+
+
+def _coefficients(compact) -> int:
+    if compact not in (None, True, False):
+        raise TypeError(f"compact must be True, False or None, got {compact!r}")
+    return _Serializable._COEFFS[compact]
+
+
+def checksum64(data) -> int:
+    """The checksum of Ember's byte format version 2 over a bytes-like object (io/serialize.hpp)."""
+    return _ember.checksum64(data)
 
 
 def _check_max_bytes(max_bytes) -> int:
@@ -92,10 +126,10 @@ class SecretKey(_Serializable):
     asked explicitly with to_bytes(export_secret=True)."""
     _kind = "secret_key"
 
-    def to_bytes(self, *, export_secret: bool = False) -> bytes:
+    def to_bytes(self, *, export_secret: bool = False, compact: Optional[bool] = None, version: int = 2) -> bytes:
         if not export_secret:
             raise ValueError("refusing to serialize the secret key; call to_bytes(export_secret=True) if you mean it")
-        return super().to_bytes()
+        return super().to_bytes(compact=compact, version=version)
 
     def __repr__(self) -> str:
         return "<ember.SecretKey (hidden)>"
@@ -167,7 +201,7 @@ def _as_slots(values, slots_max: int) -> np.ndarray:
     return np.ascontiguousarray(v, dtype=np.complex128)
 
 
-class Plaintext(_Serializable):
+class Plaintext(_Value):
     """An encoded vector: a polynomial over Q_l with its scale."""
     _kind = "plaintext"
 
@@ -179,7 +213,7 @@ class Plaintext(_Serializable):
         return self._ctx._core.decode(self._core)
 
 
-class Ciphertext(_Serializable):
+class Ciphertext(_Value):
     """A CKKS ciphertext. Operators: +, -, * with ciphertexts, plaintexts, numbers and numpy vectors; unary -.
 
     `*` means one thing whatever the other operand: the product, rescaled (one level; the result is on the

@@ -1,13 +1,14 @@
 // Tests of io/serialize: round trips of every object type (values, bit-identity, keys still usable), the
-// seeded key compression, and the validation of untrusted bytes (truncation at every prefix, random
-// corruption, crafted fields with a valid checksum, other parameters, huge lengths refused before any
-// allocation).
+// seeded key compression, both coefficient encodings and both format versions (1 still loads), and the
+// validation of untrusted bytes (truncation at every prefix, random corruption, crafted fields with a valid
+// checksum, other parameters, huge lengths refused before any allocation).
 //
 // EMBER_SERIAL_QUICK=1 in the environment shortens the fuzzing loops (for runs under valgrind).
 #include <gtest/gtest.h>
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -36,8 +37,12 @@ using namespace test;
 using Bytes = std::vector<std::uint8_t>;
 
 constexpr std::size_t kHeader = 48;    // magic 4 | version 2 | type 2 | hash 32 | payload length 8
-constexpr std::size_t kChecksum = 32;
-constexpr std::size_t kPolyHeader = 6; // q_limbs 4 | basis 1 | form 1
+constexpr std::size_t kChecksum = 8;   // format 2: checksum64
+constexpr std::size_t kChecksumV1 = 32;  // format 1: SHA-256
+constexpr std::size_t kPolyHeader = 7; // q_limbs 4 | basis 1 | form 1 | encoding 1
+constexpr WriteOptions kWords{Coefficients::Words};
+constexpr WriteOptions kPacked{Coefficients::Packed};
+constexpr WriteOptions kV1{Coefficients::Default, 1};
 
 bool quick() {
     const char* q = std::getenv("EMBER_SERIAL_QUICK");
@@ -140,16 +145,24 @@ void put_le(Bytes& b, std::size_t off, std::uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) b.at(off + i) = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
-/// Recomputes the checksum, so that a crafted field reaches the payload checks.
+/// The checksum's size in bytes of this format version (the version field at offset 4).
+std::size_t checksum_size(const Bytes& b) { return b.at(4) == 1 && b.at(5) == 0 ? kChecksumV1 : kChecksum; }
+
+/// Recomputes the checksum (SHA-256 in format 1, checksum64 in format 2), so that a crafted field reaches
+/// the payload checks.
 void reseal(Bytes& b) {
-    const std::size_t n = b.size() - kChecksum;
-    unsigned int len = 0;
-    ASSERT_EQ(1, EVP_Digest(b.data(), n, b.data() + n, &len, EVP_sha256(), nullptr));
+    const std::size_t n = b.size() - checksum_size(b);
+    if (checksum_size(b) == kChecksumV1) {
+        unsigned int len = 0;
+        ASSERT_EQ(1, EVP_Digest(b.data(), n, b.data() + n, &len, EVP_sha256(), nullptr));
+    } else {
+        put_le(b, n, checksum64(b.data(), n), 8);
+    }
 }
 
 /// Sets the payload length field to what the bytes hold and reseals.
 void fix_length_and_reseal(Bytes& b) {
-    put_le(b, 40, b.size() - kHeader - kChecksum, 8);
+    put_le(b, 40, b.size() - kHeader - checksum_size(b), 8);
     reseal(b);
 }
 
@@ -208,10 +221,122 @@ std::vector<Sample> samples() {
     s.push_back({"RelinKeyUnseeded", to_bytes(c, *w.rlk_unseeded), load_as<switching_key_from_bytes>});
     s.push_back({"GaloisKeys", to_bytes(c, *w.keys.galois), load_as<galois_keys_from_bytes>});
     s.push_back({"SecretKey", secret_key_to_bytes(c, *w.keys.secret), load_as<secret_key_from_bytes>});
+    // The other coefficient encoding of each kind, and format version 1.
+    s.push_back({"CiphertextPacked", to_bytes(c, w.ct_x, kPacked), load_as<ciphertext_from_bytes>});
+    s.push_back({"PublicKeyWords", to_bytes(c, *w.keys.pub, kWords), load_as<public_key_from_bytes>});
+    s.push_back({"RelinKeyUnseededWords", to_bytes(c, *w.rlk_unseeded, kWords), load_as<switching_key_from_bytes>});
+    s.push_back({"SecretKeyWords", secret_key_to_bytes(c, *w.keys.secret, kWords), load_as<secret_key_from_bytes>});
+    s.push_back({"CiphertextV1", to_bytes(c, w.ct_x, kV1), load_as<ciphertext_from_bytes>});
+    s.push_back({"GaloisKeysV1", to_bytes(c, *w.keys.galois, kV1), load_as<galois_keys_from_bytes>});
     return s;
 }
 
+/// The object of sample `name` (one of the first seven) written with `opt`.
+Bytes write_sample(const std::string& name, const WriteOptions& opt) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    if (name == "Ciphertext") return to_bytes(c, w.ct_x, opt);
+    if (name == "Plaintext") return to_bytes(c, c.encode(w.x), opt);
+    if (name == "PublicKey") return to_bytes(c, *w.keys.pub, opt);
+    if (name == "RelinKeySeeded") return to_bytes(c, *w.keys.relin, opt);
+    if (name == "RelinKeyUnseeded") return to_bytes(c, *w.rlk_unseeded, opt);
+    if (name == "GaloisKeys") return to_bytes(c, *w.keys.galois, opt);
+    if (name == "SecretKey") return secret_key_to_bytes(c, *w.keys.secret, opt);
+    ADD_FAILURE() << "no sample " << name;
+    return {};
+}
+
 // ---- round trips ----------------------------------------------------------------------------------------------------
+
+// Words, Packed and format 1 hold the same objects: each loads bit-identical to the original and is rewritten
+// canonically; the defaults are words for values, packed for keys; format 1 bytes (SHA-256) still load.
+TEST(Serialize, EncodingsAndFormatVersionsRoundTrip) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Plaintext pt = c.encode(w.y, c.scale_at(2), 2);
+    for (const WriteOptions& opt : {kWords, kPacked, kV1}) {
+        SCOPED_TRACE(std::string("version ") + std::to_string(opt.version) + ", coefficients " + std::to_string(static_cast<int>(opt.coefficients)));
+        const Bytes bc = to_bytes(c, w.ct_x, opt);
+        EXPECT_EQ(bc[4], opt.version);
+        const Ciphertext back = ciphertext_from_bytes(c, bc);
+        expect_poly_identical(w.ct_x.c0, back.c0, "c0");
+        expect_poly_identical(w.ct_x.c1, back.c1, "c1");
+        EXPECT_EQ(back.scale, w.ct_x.scale);
+        EXPECT_EQ(back.key_id, w.ct_x.key_id);
+        EXPECT_LT(max_err(c.decrypt(back, *w.keys.secret), w.x), 1e-6);
+        EXPECT_EQ(bc, to_bytes(c, back, opt));
+        const Plaintext pb = plaintext_from_bytes(c, to_bytes(c, pt, opt));
+        expect_poly_identical(pt.m, pb.m, "m");
+        EXPECT_LT(max_err(c.decode(pb), w.y), 1e-6);
+        const SecretKey sk = secret_key_from_bytes(c, secret_key_to_bytes(c, *w.keys.secret, opt));
+        expect_poly_identical(w.keys.secret->s, sk.s, "s");
+        for (const SwitchingKey* key : {w.keys.relin.get(), w.rlk_unseeded.get()}) expect_key_identical(*key, switching_key_from_bytes(c, to_bytes(c, *key, opt)));
+        const GaloisKeys gk = galois_keys_from_bytes(c, to_bytes(c, *w.keys.galois, opt));
+        ASSERT_EQ(gk.keys.size(), w.keys.galois->keys.size());
+        for (const auto& [k, key] : w.keys.galois->keys) expect_key_identical(key, *gk.find(k));
+    }
+    // Defaults: words for ciphertexts and plaintexts, packed for keys; format 2.
+    EXPECT_EQ(to_bytes(c, w.ct_x), to_bytes(c, w.ct_x, kWords));
+    EXPECT_EQ(to_bytes(c, *w.keys.pub), to_bytes(c, *w.keys.pub, kPacked));
+    EXPECT_EQ(to_bytes(c, w.ct_x)[4], kSerialFormatVersion);
+    EXPECT_LT(to_bytes(c, w.ct_x, kPacked).size(), to_bytes(c, w.ct_x).size());
+    // Format 1 has packed coefficients only; unknown versions and encodings are not written.
+    expect_invalid([&] { to_bytes(c, w.ct_x, WriteOptions{Coefficients::Words, 1}); }, {"format version 1 stores packed coefficients only"});
+    expect_invalid([&] { to_bytes(c, w.ct_x, WriteOptions{Coefficients::Default, 3}); }, {"format version must be 1 or 2, got 3"});
+    expect_invalid([&] { to_bytes(c, w.ct_x, WriteOptions{static_cast<Coefficients>(7)}); }, {"coefficients must be"});
+}
+
+// serialized_size / to_bytes_into write exactly to_bytes's bytes into a caller's buffer, and refuse a buffer of
+// another size without writing it.
+TEST(Serialize, WriteIntoACallersBuffer) {
+    World& w = world();
+    const Context& c = *w.ctx;
+    const Plaintext pt = c.encode(w.x);
+    for (const WriteOptions& opt : {kWords, kPacked, kV1}) {
+        const Bytes ref = to_bytes(c, w.ct_x, opt);
+        ASSERT_EQ(serialized_size(c, w.ct_x, opt), ref.size());
+        Bytes out(ref.size(), 0xAB);
+        to_bytes_into(c, w.ct_x, out, opt);
+        EXPECT_EQ(out, ref);
+        const Bytes pref = to_bytes(c, pt, opt);
+        ASSERT_EQ(serialized_size(c, pt, opt), pref.size());
+        Bytes pout(pref.size());
+        to_bytes_into(c, pt, pout, opt);
+        EXPECT_EQ(pout, pref);
+    }
+    Bytes small(serialized_size(c, w.ct_x) - 1, 0xCD);
+    expect_invalid([&] { to_bytes_into(c, w.ct_x, small); }, {"output buffer must hold exactly"});
+    EXPECT_TRUE(std::all_of(small.begin(), small.end(), [](std::uint8_t v) { return v == 0xCD; }));
+    Ciphertext bad = w.ct_x;
+    bad.slots = 3;
+    EXPECT_THROW(serialized_size(c, bad), std::invalid_argument);
+}
+
+// checksum64 detects every error confined to one 64-bit word (each lane step is a bijection), at any offset of
+// the tail too; lengths that differ only by zero bytes differ.
+TEST(Serialize, Checksum64DetectsEveryErrorWithinAWord) {
+    std::mt19937_64 rng(5);
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{200}, std::size_t{1000}}) {
+        Bytes b(n);
+        for (auto& v : b) v = static_cast<std::uint8_t>(rng());
+        const std::uint64_t h = checksum64(b.data(), n);
+        for (std::size_t bit = 0; bit < 8 * n; ++bit) {
+            b[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+            ASSERT_NE(checksum64(b.data(), n), h) << "n " << n << ", bit " << bit;
+            b[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+        }
+        for (int t = 0; t < 200 && n >= 8; ++t) {  // random changes of one aligned word
+            const std::size_t wpos = 8 * (rng() % (n / 8));
+            Bytes x = b;
+            const std::uint64_t delta = rng() | 1;
+            for (int i = 0; i < 8; ++i) x[wpos + static_cast<std::size_t>(i)] ^= static_cast<std::uint8_t>(delta >> (8 * i));
+            ASSERT_NE(checksum64(x.data(), n), h) << "n " << n << ", word at " << wpos;
+        }
+        Bytes longer = b;
+        longer.push_back(0);
+        EXPECT_NE(checksum64(longer.data(), longer.size()), h) << n;
+    }
+}
 
 TEST(Serialize, CiphertextRoundTrip) {
     World& w = world();
@@ -251,7 +376,7 @@ TEST(Serialize, KeySetIdentitySurvivesAndOlderBytesLoadUnbound) {
     EXPECT_EQ(secret_key_from_bytes(c, secret_key_to_bytes(c, *w.keys.secret)).key_id, id);
     // Bytes written before the identity was added (no trailing key_id): the same object, unbound.
     Bytes old = to_bytes(c, w.ct_x);
-    old.erase(old.end() - kChecksum - 8, old.end() - kChecksum);
+    old.erase(old.end() - static_cast<std::ptrdiff_t>(kChecksum) - 8, old.end() - static_cast<std::ptrdiff_t>(kChecksum));
     fix_length_and_reseal(old);
     const Ciphertext back = ciphertext_from_bytes(c, old);
     EXPECT_EQ(back.key_id, 0u);
@@ -341,11 +466,12 @@ TEST(Serialize, SecretKeyRoundTrip) {
 
 // The format's size from the parameters alone (checked against the real sizes at N = 2^12, then used to
 // report N = 2^16).
-std::size_t poly_bytes(const CkksParams& p, std::size_t q_limbs, bool qp) {
+// Packed (bit_width(q_i) bits a coefficient) or Words (64 bits).
+std::size_t poly_bytes(const CkksParams& p, std::size_t q_limbs, bool qp, bool words = false) {
     std::size_t bits = 0;
-    for (std::size_t i = 0; i < q_limbs; ++i) bits += static_cast<std::size_t>(std::bit_width(p.q_primes[i]));
+    for (std::size_t i = 0; i < q_limbs; ++i) bits += words ? 64 : static_cast<std::size_t>(std::bit_width(p.q_primes[i]));
     if (qp)
-        for (u64 q : p.p_primes) bits += static_cast<std::size_t>(std::bit_width(q));
+        for (u64 q : p.p_primes) bits += words ? 64 : static_cast<std::size_t>(std::bit_width(q));
     return kPolyHeader + p.n() * bits / 8;
 }
 std::size_t switching_key_bytes(const CkksParams& p, std::size_t digits, bool seeded) {
@@ -365,8 +491,10 @@ TEST(Serialize, SizesReport) {
     };
     const Row rows[] = {
         // + 8: the trailing key-set identity of ciphertexts and keys
-        {"Ciphertext (top level)", to_bytes(c, w.ct_x).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false) + 8},
-        {"Plaintext (top level)", to_bytes(c, c.encode(w.x)).size(), kFrame + 16 + poly_bytes(p, L1, false)},
+        {"Ciphertext (top level, words)", to_bytes(c, w.ct_x).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false, true) + 8},
+        {"Ciphertext (top level, packed)", to_bytes(c, w.ct_x, kPacked).size(), kFrame + 16 + 2 * poly_bytes(p, L1, false) + 8},
+        {"Ciphertext (top level, format 1)", to_bytes(c, w.ct_x, kV1).size(), kHeader + kChecksumV1 + 16 + 2 * (poly_bytes(p, L1, false) - 1) + 8},
+        {"Plaintext (top level, words)", to_bytes(c, c.encode(w.x)).size(), kFrame + 16 + poly_bytes(p, L1, false, true)},
         {"PublicKey", to_bytes(c, *w.keys.pub).size(), kFrame + 2 * poly_bytes(p, L1, true) + 8},
         {"Relin key, seeded", to_bytes(c, *w.keys.relin).size(), kFrame + switching_key_bytes(p, d, true) + 8},
         {"Relin key, unseeded", to_bytes(c, *w.rlk_unseeded).size(), kFrame + switching_key_bytes(p, d, false) + 8},
@@ -388,7 +516,8 @@ TEST(Serialize, SizesReport) {
     const std::size_t big_digits = digit_partition(big.q_primes.size(), 3).size();
     const std::size_t s = kFrame + switching_key_bytes(big, big_digits, true), u = kFrame + switching_key_bytes(big, big_digits, false);
     std::cout << "[sizes] " << big.describe() << "\n"
-              << "[sizes]   Ciphertext (top level): " << kFrame + 16 + 2 * poly_bytes(big, big.q_primes.size(), false) << " bytes\n"
+              << "[sizes]   Ciphertext (top level, words): " << kFrame + 16 + 2 * poly_bytes(big, big.q_primes.size(), false, true) << " bytes\n"
+              << "[sizes]   Ciphertext (top level, packed): " << kFrame + 16 + 2 * poly_bytes(big, big.q_primes.size(), false) << " bytes\n"
               << "[sizes]   Relin key, seeded: " << s << " bytes (" << s / 1048576.0 << " MiB)\n"
               << "[sizes]   Relin key, unseeded: " << u << " bytes (" << u / 1048576.0 << " MiB)\n"
               << "[sizes]   Relin key, unseeded, as raw u64 words: " << kFrame + 5 + 2 * big_digits * (kPolyHeader + 8 * big.n() * (big.q_primes.size() + big.p_primes.size()))
@@ -445,7 +574,7 @@ TEST(Serialize, ResealedCorruptionNeverCrashes) {
     for (int t = 0; t < trials; ++t) {
         const Sample& s = all[static_cast<std::size_t>(t) % all.size()];
         Bytes b = s.bytes;
-        const std::size_t payload = b.size() - kHeader - kChecksum;
+        const std::size_t payload = b.size() - kHeader - checksum_size(b);
         const std::size_t pos = kHeader + (t % 2 ? rng() % std::min<std::size_t>(payload, 24) : rng() % payload);
         b[pos] ^= static_cast<std::uint8_t>(1 + rng() % 255);
         reseal(b);
@@ -470,9 +599,11 @@ TEST(Serialize, HeaderChecks) {
     Bytes b = good;
     b[0] = 'X';
     expect_refused(ct, c, b, "magic", "magic");
-    b = good;
-    put_le(b, 4, 2, 2);
-    expect_refused(ct, c, b, "version", "version");
+    for (std::uint64_t v : {0, 3, 0xFFFF}) {
+        b = good;
+        put_le(b, 4, v, 2);
+        expect_refused(ct, c, b, "format version must be 1 or 2", "version " + std::to_string(v));
+    }
     b = good;
     put_le(b, 6, 99, 2);
     expect_refused(ct, c, b, "object type", "type 99");
@@ -482,12 +613,16 @@ TEST(Serialize, HeaderChecks) {
     b = good;
     b[kHeader + 100] ^= 1;
     expect_refused(ct, c, b, "checksum", "payload bit flip");
+    // A flipped high bit makes a coefficient >= its prime: still reported as corruption, not as the field.
+    b = good;
+    b[kHeader + 16 + kPolyHeader + 7] ^= 0x80;
+    expect_refused(ct, c, b, "checksum mismatch", "coefficient's top bit flipped");
     b = good;
     b.back() ^= 1;
     expect_refused(ct, c, b, "checksum", "checksum bit flip");
     // Trailing bytes inside a correctly framed payload.
     b = good;
-    b.insert(b.end() - kChecksum, 0);
+    b.insert(b.end() - static_cast<std::ptrdiff_t>(kChecksum), 0);
     fix_length_and_reseal(b);
     expect_refused(ct, c, b, "unexpected bytes", "trailing payload byte");
 }
@@ -515,7 +650,8 @@ TEST(Serialize, CraftedFieldsAreRefused) {
     const Loader swk = load_as<switching_key_from_bytes>;
     const Loader gal = load_as<galois_keys_from_bytes>;
     const Bytes good_ct = to_bytes(c, w.ct_x);
-    // Ciphertext payload: scale @48, slots @56, c0: q_limbs @64, basis @68, form @69, coefficients @70.
+    // Ciphertext payload: scale @48, slots @56, c0: q_limbs @64, basis @68, form @69, encoding @70,
+    // coefficients @71.
     expect_fields_refused(ct, c, good_ct, {
         {48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN()), 8, "scale", "NaN scale"},
         {48, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()), 8, "scale", "inf scale"},
@@ -530,19 +666,27 @@ TEST(Serialize, CraftedFieldsAreRefused) {
         {68, 1, 1, "basis", "ciphertext over QP"},
         {68, 9, 1, "basis", "basis 9"},
         {69, 2, 1, "form", "form 2"},
+        {70, 2, 1, "encoding must be 0 (Packed) or 1 (Words)", "encoding 2"},
         // Fewer limbs than the data: the rest is "unexpected bytes"; c1 with another limb count: refused.
         {64, 3, 4, "", "3 limbs declared, 4 stored"},
     });
-    // A coefficient of all ones in bit_width(q_0) bits is >= q_0.
+    // A coefficient of all ones in bit_width(q_0) bits is >= q_0 (packed); q_0 itself (words); in the last limb of
+    // c1 too (the limb check reaches the end).
     {
-        Bytes b = good_ct;
+        Bytes b = to_bytes(c, w.ct_x, kPacked);
         const int bw = std::bit_width(c.params().q_primes[0]);
-        for (int i = 0; i < bw; ++i) b[70 + i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+        for (int i = 0; i < bw; ++i) b[71 + i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
         reseal(b);
-        expect_refused(ct, c, b, "must be below its prime", "coefficient >= q_0");
+        expect_refused(ct, c, b, "coefficient 0 of limb 0 must be below its prime", "packed coefficient >= q_0");
+        b = with_field(good_ct, 71 + 8 * 5, c.params().q_primes[0], 8);
+        expect_refused(ct, c, b, "c0: coefficient 5 of limb 0 must be below its prime " + std::to_string(c.params().q_primes[0]), "word coefficient = q_0");
+        const std::size_t n = c.params().n(), limbs = w.ct_x.c0.q_limbs();
+        const std::size_t last = good_ct.size() - kChecksum - 8 - 8;  // c1's last coefficient
+        b = with_field(good_ct, last, ~std::uint64_t{0}, 8);
+        expect_refused(ct, c, b, "c1: coefficient " + std::to_string(n - 1) + " of limb " + std::to_string(limbs - 1), "word coefficient 2^64-1");
     }
 
-    // Switching key payload: digits @48, seeded @52, b_0: q_limbs @53, basis @57, form @58.
+    // Switching key payload: digits @48, seeded @52, b_0: q_limbs @53, basis @57, form @58, encoding @59.
     expect_fields_refused(swk, c, to_bytes(c, *w.keys.relin), {
         {48, 3, 4, "digit count must be 2", "3 digits"},
         {48, 0xFFFFFFFFu, 4, "digit count", "2^32-1 digits"},
@@ -551,6 +695,8 @@ TEST(Serialize, CraftedFieldsAreRefused) {
         {53, 3, 4, "q_limbs must be in [4, 4]", "key over 3 limbs"},
         {57, 0, 1, "basis must be 1 (QP)", "key over Q"},
         {58, 0, 1, "form must be 1 (Eval)", "key in coefficient form"},
+        {59, 1, 1, "", "packed key read as words"},
+        {59, 7, 1, "encoding", "encoding 7"},
     });
 
     // Galois keys payload: count @48, first element @52.
@@ -639,8 +785,9 @@ TEST(Serialize, DefaultSizeBound) {
         ASSERT_NE(smp, nullptr) << name;
         const std::size_t bound = default_max_bytes(c, type);
         EXPECT_LE(smp->bytes.size(), bound) << name;
-        // Top-level ciphertexts and plaintexts, unseeded keys and secret keys are the largest of their type.
-        if (std::string(name) != "RelinKeySeeded" && std::string(name) != "GaloisKeys") EXPECT_EQ(smp->bytes.size(), bound) << name;
+        EXPECT_LE(write_sample(name, kV1).size(), bound) << name << " (format 1)";
+        // Top-level ciphertexts and plaintexts, unseeded keys and secret keys in words are the largest of their type.
+        if (std::string(name) != "RelinKeySeeded" && std::string(name) != "GaloisKeys") EXPECT_EQ(write_sample(name, kWords).size(), bound) << name;
     }
     auto load_ct = [](const Context& k, std::span<const std::uint8_t> b, std::size_t mx) { (void)ciphertext_from_bytes(k, b, ReadOptions{mx}); };
     const Bytes good = to_bytes(c, w.ct_x);
@@ -649,7 +796,7 @@ TEST(Serialize, DefaultSizeBound) {
     expect_invalid([&] { load_ct(c, good, good.size() - 1); }, {"exceeds max_bytes = " + std::to_string(good.size() - 1)}, "explicit bound one byte short");
     // One byte longer than any valid ciphertext, length fixed and resealed: refused by size, allocating nothing.
     Bytes grown = good;
-    grown.insert(grown.end() - kChecksum, 0);
+    grown.insert(grown.end() - static_cast<std::ptrdiff_t>(kChecksum), 0);
     fix_length_and_reseal(grown);
     const std::size_t before = w.counting->allocations.load();
     expect_invalid([&] { load_ct(cc, grown, 0); }, {"exceeds max_bytes", "largest Ciphertext"}, "grown ciphertext, default bound");
@@ -658,7 +805,7 @@ TEST(Serialize, DefaultSizeBound) {
     expect_invalid([&] { load_ct(cc, grown, grown.size()); }, {"unexpected bytes"}, "grown ciphertext, explicit bound");
     // The GaloisKeys bound: kDefaultMaxGaloisKeys unseeded keys.
     EXPECT_EQ(default_max_bytes(c, SerialType::GaloisKeys),
-              48 + 4 + kDefaultMaxGaloisKeys * (8 + (default_max_bytes(c, SerialType::SwitchingKey) - 48 - 8 - 32)) + 8 + 32);
+              48 + 4 + kDefaultMaxGaloisKeys * (8 + (default_max_bytes(c, SerialType::SwitchingKey) - 48 - 8 - kChecksum)) + 8 + kChecksum);
 }
 
 }  // namespace

@@ -71,3 +71,67 @@ def test_bad_bytes_raise_value_error(small, rng):
     other = ember.Context(ember.CkksParams(**{**SMALL, "levels": 3}))
     with pytest.raises(ValueError, match="different parameters"):
         ember.Ciphertext.from_bytes(other, data)
+
+
+# ---- format version 2: encodings, buffers, the fast checksum, format 1 still loading ----------------------------------
+
+def test_encodings_buffers_and_format_1(small, rng):
+    """Every encoding and version decrypts to the same values (float64 reference, error < 2^-20 as fresh
+    encryptions here); bytes are read in place from any buffer and written straight into one."""
+    import mmap
+    ctx, keys = small
+    x = rng.uniform(-1, 1, ctx.slots) * 100 + 3.0       # non-zero mean, large values
+    ct = ctx.encrypt(x, keys.public)
+    words, packed, v1 = ct.to_bytes(), ct.to_bytes(compact=True), ct.to_bytes(version=1)
+    assert words[4] == 2 and packed[4] == 2 and v1[4] == 1
+    assert len(packed) < len(words) and len(v1) == len(packed) - 2 + 24    # no encoding bytes, 32-byte SHA-256
+    assert ct.serialized_size() == len(words) and ct.serialized_size(compact=True) == len(packed)
+    m = mmap.mmap(-1, len(words))
+    assert ct.write_into(memoryview(m)) == len(words)
+    assert m[:] == words
+    for data in (words, packed, v1, bytearray(words), memoryview(words), m, memoryview(m), np.frombuffer(words, np.uint8)):
+        back = ember.Ciphertext.from_bytes(ctx, data)
+        assert back.to_bytes() == words                        # canonical, bit-identical
+        assert np.abs(back.decrypt(keys.secret).real - x).max() < 100 * 2.0 ** -20
+    with pytest.raises(ValueError, match="exactly"):
+        ct.write_into(bytearray(len(words) - 1))
+    with pytest.raises(TypeError):
+        ct.write_into(words)                                   # read-only
+    with pytest.raises(TypeError):
+        ember.Ciphertext.from_bytes(ctx, "not bytes")
+    with pytest.raises(ValueError, match="packed coefficients only"):
+        ct.to_bytes(compact=False, version=1)
+    # keys: packed by default, words on request, format 1 too; all load and work
+    relin = [keys.relin.to_bytes(), keys.relin.to_bytes(compact=False), keys.relin.to_bytes(version=1)]
+    assert len(relin[0]) < len(relin[1])
+    for b in relin:
+        fresh = ember.Context(ctx.params, threads=1)
+        sk = ember.SecretKey.from_bytes(fresh, keys.secret.to_bytes(export_secret=True))
+        fresh.set_eval_keys(relin=ember.SwitchingKey.from_bytes(fresh, b))
+        y = ember.Ciphertext.from_bytes(fresh, words)
+        assert np.abs((y * y).decrypt(sk).real - x * x).max() < 1e4 * 2.0 ** -15
+
+
+def test_corrupted_format_2_bytes(small, rng):
+    """A corrupted byte anywhere is refused (checksum64 catches every error within one 64-bit word); a
+    coefficient at or above its prime with a recomputed checksum is refused by the coefficient check."""
+    ctx, keys = small
+    data = ctx.encrypt(rng.uniform(-1, 1, ctx.slots), keys.public).to_bytes()
+    r = np.random.default_rng(11)
+    for i in list(r.integers(0, len(data), 300)) + [0, 4, 6, 48, 70, 71, len(data) - 1]:
+        bad = bytearray(data)
+        bad[int(i)] ^= 1 << int(r.integers(8))
+        with pytest.raises(ValueError):
+            ember.Ciphertext.from_bytes(ctx, bad)
+    bad = bytearray(data)
+    bad[71 + 7] ^= 0x80                                        # c0's first coefficient's top bit
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        ember.Ciphertext.from_bytes(ctx, bad)
+    n = len(data) - 8
+    bad[n:] = ember.context.checksum64(bad[:n]).to_bytes(8, "little")   # resealed: the coefficient check
+    with pytest.raises(ValueError, match="must be below its prime"):
+        ember.Ciphertext.from_bytes(ctx, bad)
+    bad = bytearray(data)
+    bad[4] = 3                                                 # a future version
+    with pytest.raises(ValueError, match="format version must be 1 or 2"):
+        ember.Ciphertext.from_bytes(ctx, bad)
