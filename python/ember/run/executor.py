@@ -19,7 +19,9 @@ class RunResult:
     """outputs: the output ciphertexts (opened in the client's context, validated); seconds: the run's wall time;
     node_seconds / node_worker: each task's measured time and the worker that ran it (by task id); workers_lost:
     workers that died during the run; tasks_rerun: task executions repeated because of them; profile: per task,
-    the [op, level, seconds] of every evaluator operation (profile=True)."""
+    the [op, level, seconds] of every evaluator operation (profile=True); records: per task, where its time went
+    besides the operation (the local pool: open_s, publish_s on the worker, prep_s / output_open_s on the client,
+    round_trip_s; ember.sched.overhead fits the executor's per-task overhead on them)."""
     outputs: list
     seconds: float
     node_seconds: dict = field(default_factory=dict)
@@ -27,6 +29,7 @@ class RunResult:
     workers_lost: int = 0
     tasks_rerun: int = 0
     profile: dict = field(default_factory=dict)
+    records: list = field(default_factory=list)
 
     def measured_graph(self, graph):
         """A copy of `graph` whose nodes carry the seconds measured on the workers (for cost tables:

@@ -1,13 +1,25 @@
 """The local pool (the default executor): K worker processes on this machine, each with its own Context (and
 `threads` threads), the evaluation keys installed once when it starts.
 
+Values move through shared memory (ember.run.shm), never through the pipe: a task's output is written once by
+its worker straight into a shared-memory buffer (Ember's validated byte format, no pickling) and stays resident
+in that worker's memory; a task on the same worker uses the resident object, one on another worker opens the
+buffer in place; the client writes the program's inputs the same way and opens the program's outputs from the
+workers' buffers. The pipe carries only small messages (the task, the names and sizes of its inputs, its
+measured times). Buffers are reused once every reader of their value is done (no page faults in steady state).
+
 The client drives the run: it sends each ready task to an idle worker (the worker of the task's pin when it has
-one and that worker is alive), with the input values as Ember bytes unless the worker already holds them (its own
-outputs and what it received stay in its store for the run). Every result comes back as bytes, so nothing is
-lost when a worker dies: its task is sent to a survivor (tasks_rerun), a replacement worker is started (it
-installs the keys like the others) and the run goes on. A task that raises stops the run with a TaskError naming
-the node; a task whose worker dies three times stops it with a RuntimeError; the run's timeout stops it with a
-TimeoutError naming what it was waiting for.
+one and that worker is alive, else preferring the worker that holds its inputs), and while the workers compute it
+writes the inputs of the tasks to come and opens the outputs that arrived. Nothing is lost when a worker dies:
+its buffers outlive it, its task is sent to a survivor (tasks_rerun), a replacement worker is started (it installs
+the keys like the others) and the run goes on. A task that raises stops the run with a TaskError naming the node;
+a task whose worker dies three times stops it with a RuntimeError; the run's timeout stops it with a TimeoutError
+naming what it was waiting for.
+
+Per-task records (RunResult.records): for each task, its worker, the seconds of its operation (compute_s), of
+opening its inputs (open_s: validation of what arrived through shared memory), of publishing its outputs
+(publish_s), and the client-side seconds around it -- what the scheduler's profile-guided overhead model
+(ember.sched.overhead) is fitted on.
 """
 from __future__ import annotations
 
@@ -17,67 +29,111 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Optional
 
+from . import shm
 from .executor import Executor, RunResult
 from .keys import KeyBundle
 from .packet import Packet
-from .program import TaskError, dumps_fn, execute
+from .program import TaskError, dumps_fn, execute, worker_name
 
 MAX_DEATHS_PER_TASK = 3
 
 
-def _worker_entry(fd: int, slot: int) -> None:
+def _worker_entry(fd: int, slot: int, tag: str) -> None:
     """The worker process's main (started as `python -c ...`, so the client's __main__ is never re-imported)."""
     conn = Connection(fd)
     try:
         bundle = pickle.loads(conn.recv_bytes())
     except (EOFError, OSError):
         return
-    _worker_main(conn, bundle, slot)
+    _worker_main(conn, bundle, slot, tag)
 
 
-def _worker_main(conn, bundle: KeyBundle, slot: int) -> None:
+def _open_shared(ctx, arena: shm.Arena, label: str, bufs: list, reader: str) -> Packet:
+    """A value published in shared memory, opened (validated) in this process."""
+    from ..context import Ciphertext, Plaintext
+    from .keys import serial_type
+    values = []
+    for i, (name, size) in enumerate(bufs):
+        where = f"value {i} of {label}, read by {reader}"
+        try:
+            with arena.view(name, size) as mv:
+                t = serial_type(mv[:8], where)
+                if t not in (1, 2):
+                    raise ValueError(f"expected a ciphertext or plaintext, got object type {t}")
+                values.append((Ciphertext if t == 1 else Plaintext).from_bytes(ctx, mv))
+        except (ValueError, OSError) as e:
+            raise TaskError(f"{where} failed validation: {e}") from None
+    return Packet(label, values)
+
+
+def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
     try:
-        bundle.install()
+        ctx = bundle.install()
     except Exception as e:  # noqa: BLE001 -- reported to the client, which refuses to start
         conn.send_bytes(pickle.dumps(("fail", f"{type(e).__name__}: {e}")))
         return
-    conn.send_bytes(pickle.dumps(("ready", os.getpid())))
-    store: dict = {}
+    arena = shm.Arena(f"{tag}-w{slot}-{os.getpid()}")
+    conn.send_bytes(pickle.dumps(("ready", os.getpid(), arena.tag)))
+    store: dict = {}    # value key -> Packet of opened values (resident)
     fns: dict = {}
-    while True:
-        try:
-            m = pickle.loads(conn.recv_bytes())
-        except (EOFError, OSError):
-            return
-        if m[0] == "stop":
-            return
-        if m[0] == "reset":
-            store.clear()
-            fns.clear()
-            continue
-        _, tid, label, op, params, fn_key, fn_blob, args, inputs, profile = m
-        try:
-            packets = []
-            for inp in inputs:
-                if inp[0] == "ref":
-                    packets.append(store[inp[1]])
-                else:
-                    p = Packet.loads(inp[2])
-                    store[inp[1]] = p
-                    packets.append(p)
-            if fn_key is not None and fn_key not in fns:
-                fns[fn_key] = fn_blob
-            out = execute(bundle.ident, label, op, params, fns.get(fn_key), args, *packets, profile=profile)
-            store[("node", tid)] = out
-            conn.send_bytes(pickle.dumps(("done", tid, out.dumps())))
-        except TaskError as e:
-            conn.send_bytes(pickle.dumps(("error", tid, str(e))))
-        except Exception as e:  # noqa: BLE001
-            conn.send_bytes(pickle.dumps(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}")))
+    me = worker_name()
+    try:
+        while True:
+            try:
+                m = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError):
+                return
+            if m[0] == "stop":
+                return
+            if m[0] == "reset":
+                store.clear()
+                arena.release_all()
+                continue
+            if m[0] == "release":   # [(value key, own buffer names)]: every reader of the value is done
+                for key, names in m[1]:
+                    store.pop(key, None)
+                    for name in names:
+                        arena.release(name)
+                continue
+            if m[0] == "forget":    # buffers of a dead worker, removed: drop their mappings
+                for name in m[1]:
+                    arena.forget(name)
+                continue
+            _, tid, label, op, params, fn_key, fn_blob, args, inputs, profile = m
+            t_recv = time.monotonic()
+            try:
+                t0 = time.perf_counter()
+                packets = []
+                for inp in inputs:
+                    if inp[0] == "ref":
+                        packets.append(store[inp[1]])
+                    else:                                   # ("shm", key, label, [(name, size)])
+                        p = _open_shared(ctx, arena, inp[2], inp[3], label)
+                        store[inp[1]] = p
+                        packets.append(p)
+                open_s = time.perf_counter() - t0
+                if fn_blob:
+                    fns[fn_key] = fn_blob
+                out = execute(bundle.ident, label, op, params, fns.get(fn_key), args, *packets, profile=profile)
+                store[("node", tid)] = out
+                t1 = time.perf_counter()
+                bufs = [arena.write(v) for v in out.values]
+                publish_s = time.perf_counter() - t1
+                meta = {"compute_s": out.seconds, "open_s": open_s, "publish_s": publish_s, "recv_at": t_recv,
+                        "sent_at": time.monotonic(), "worker": me, "profile": out.profile}
+                conn.send_bytes(pickle.dumps(("done", tid, meta, bufs)))
+            except TaskError as e:
+                conn.send_bytes(pickle.dumps(("error", tid, str(e))))
+            except Exception as e:  # noqa: BLE001
+                conn.send_bytes(pickle.dumps(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}")))
+    finally:
+        store.clear()
+        arena.close()
 
 
 class _Worker:
@@ -86,6 +142,8 @@ class _Worker:
         self.state = "starting"   # starting | idle | busy | dead
         self.task: Optional[int] = None
         self.pid: Optional[int] = None
+        self.tag: Optional[str] = None    # its shared-memory arena's tag
+        self.fns: set = set()             # task functions it has been sent
 
 
 class LocalPool(Executor):
@@ -103,6 +161,10 @@ class LocalPool(Executor):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         super().__init__(ctx, keys, threads)
         self.respawn = respawn
+        self.tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._fn_blobs: dict[int, bytes] = {}
+        self.arena = shm.Arena(f"{self.tag}-c")
+        self._dead_tags: list[str] = []
         self._workers: list[_Worker] = [self._start(i) for i in range(workers)]
         deadline = time.monotonic() + start_timeout
         try:
@@ -118,7 +180,7 @@ class LocalPool(Executor):
     # workers ---------------------------------------------------------------------------------------------------
     def _start(self, slot: int) -> _Worker:
         a, b = socket.socketpair()
-        code = f"from ember.run.pool import _worker_entry; _worker_entry({b.fileno()}, {slot})"
+        code = f"from ember.run.pool import _worker_entry; _worker_entry({b.fileno()}, {slot}, {self.tag!r})"
         p = subprocess.Popen([sys.executable, "-c", code], pass_fds=[b.fileno()], stdin=subprocess.DEVNULL)
         b.close()
         conn = Connection(a.detach())
@@ -127,6 +189,12 @@ class LocalPool(Executor):
 
     def worker_names(self) -> list[str]:
         return [f"worker{w.slot}" for w in self._workers]
+
+    def fn_blob(self, fn) -> bytes:
+        b = self._fn_blobs.get(id(fn))
+        if b is None:
+            b = self._fn_blobs[id(fn)] = dumps_fn(fn)
+        return b
 
     def worker_pids(self) -> list[Optional[int]]:
         """The process id of each worker slot (None while one is starting)."""
@@ -145,14 +213,15 @@ class LocalPool(Executor):
                 self._died(w, run)
                 continue
             if m[0] == "ready":
-                w.state, w.pid = "idle", m[1]
+                w.state, w.pid, w.tag = "idle", m[1], m[2]
             elif m[0] == "fail":
                 self._kill(w)
                 raise RuntimeError(f"ember worker {w.slot} could not install the keys: {m[1]}")
             elif m[0] == "done":
                 w.state, w.task = "idle", None
                 if run is not None:
-                    run.done(w, m[1], Packet.loads(m[2]))
+                    m[2]["arrived_at"] = time.monotonic()
+                    run.done(w, m[1], m[2], m[3])
             elif m[0] == "error":
                 w.state, w.task = "idle", None
                 raise TaskError(m[2])
@@ -160,6 +229,8 @@ class LocalPool(Executor):
     def _died(self, w: _Worker, run) -> None:
         task = w.task
         self._kill(w)
+        if w.tag is not None:   # its buffers outlive it; removed once the run no longer needs them
+            self._dead_tags.append(w.tag)
         if run is not None:
             run.lost(w, task)
         if self.respawn:
@@ -175,13 +246,17 @@ class LocalPool(Executor):
             pass
         w.conn.close()
 
+    def _send(self, w: _Worker, msg) -> bool:
+        try:
+            w.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            return True
+        except OSError:
+            return False
+
     def close(self) -> None:
         for w in getattr(self, "_workers", []):
             if w.state != "dead":
-                try:
-                    w.conn.send_bytes(pickle.dumps(("stop",)))
-                except (OSError, ValueError):
-                    pass
+                self._send(w, ("stop",))
         for w in getattr(self, "_workers", []):
             if w.state != "dead":
                 try:
@@ -190,6 +265,10 @@ class LocalPool(Executor):
                     pass
                 self._kill(w)
         self._workers = []
+        if getattr(self, "arena", None) is not None:
+            self.arena.close()
+            shm.remove_tagged(self.tag + "-")   # whatever a killed worker left behind
+            self.arena = None
 
     def __del__(self):
         try:
@@ -201,10 +280,12 @@ class LocalPool(Executor):
     def _run(self, program, packets, placement, timeout, progress, profile) -> RunResult:
         if not self._workers:
             raise RuntimeError("this pool is closed")
+        t_start = time.perf_counter()
         run = _Run(self, program, packets, placement or {}, progress, profile)
         for w in self._workers:
             if w.state in ("idle", "busy"):
-                w.conn.send_bytes(pickle.dumps(("reset",)))
+                self._send(w, ("reset",))
+                w.fns.clear()
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while not run.finished():
@@ -215,16 +296,22 @@ class LocalPool(Executor):
                 if left is not None and left <= 0:
                     raise TimeoutError(f"ember run timed out after {timeout:g} s with {run.n_done} of "
                                        f"{len(program.tasks)} tasks done; waiting for {run.waiting()}")
-                self._poll(1.0 if left is None else min(left, 1.0), run)
+                # while the workers compute: open an output that arrived, or write a coming task's input
+                busy = run.background()
+                self._poll(0.0 if busy else (1.0 if left is None else min(left, 1.0)), run)
+            outs = run.outputs()
         except BaseException:
             for w in self._workers:  # workers still computing for this run: replace them
                 if w.state == "busy":
                     self._died(w, None)
             raise
-        outs = self._open_outputs(program, run.results, packets)
-        return RunResult(outs, 0.0, {t: p.seconds for t, p in run.results.items()},
-                         {t: p.worker for t, p in run.results.items()}, run.workers_lost, run.tasks_rerun,
-                         {t: p.profile for t, p in run.results.items() if p.profile is not None})
+        finally:
+            run.cleanup()
+        seconds = time.perf_counter() - t_start
+        return RunResult(outs, seconds, {t: r["compute_s"] for t, r in run.results.items()},
+                         {t: r["worker"] for t, r in run.results.items()}, run.workers_lost, run.tasks_rerun,
+                         {t: r["profile"] for t, r in run.results.items() if r.get("profile") is not None},
+                         records=run.records())
 
 
 class _Run:
@@ -235,18 +322,30 @@ class _Run:
         self.progress, self.profile = progress, profile
         self.tasks = {t.id: t for t in program.tasks}
         self.waiting_on = {t.id: set(t.deps()) for t in program.tasks}
-        self.readers: dict[int, list[int]] = {}
+        self.keys = {t.id: _input_keys(t) for t in program.tasks}
+        self.readers: dict[tuple, set] = {}              # value key -> tasks still to read it
+        for t in program.tasks:
+            for k in self.keys[t.id]:
+                self.readers.setdefault(k, set()).add(t.id)
+        self.out_keys = {("in", r[1]) if r[0] == "in" else ("node", r[1]) for r in program.outputs}
+        self.dependents: dict[int, list] = {}
         for t in program.tasks:
             for d in t.deps():
-                self.readers.setdefault(d, []).append(t.id)
+                self.dependents.setdefault(d, []).append(t.id)
         self.ready = deque(t.id for t in program.tasks if not self.waiting_on[t.id])
-        self.results: dict[int, Packet] = {}
-        self.where: dict[tuple, set] = {}
-        self.frames: dict[tuple, list] = {}
+        self.results: dict[int, dict] = {}               # task -> its meta (times, worker)
+        self.where: dict[tuple, set] = {}                # value key -> workers holding it resident
+        self.published: dict[tuple, tuple] = {}          # value key -> (owner tag, [(name, size)])
+        self.opened: dict[tuple, Packet] = {}            # program outputs opened in the client
+        self.to_open: deque = deque()
+        self.prep: dict[int, float] = {}                 # task -> client seconds writing its inputs
+        self.dispatched: dict[int, float] = {}
+        self.open_s: dict[int, float] = {}
+        self.open_cpu: dict[int, float] = {}
         self.deaths: dict[int, int] = {}
-        self.fn_blobs: dict[int, bytes] = {}
         self.workers_lost = self.tasks_rerun = self.n_done = 0
 
+    # state -------------------------------------------------------------------------------------------------------
     def finished(self) -> bool:
         return self.n_done == len(self.tasks)
 
@@ -254,15 +353,96 @@ class _Run:
         busy = [f"{self.tasks[w.task].label} on worker {w.slot}" for w in self.pool._workers if w.state == "busy"]
         return ", ".join(busy) if busy else f"{len(self.ready)} ready task(s) and no idle worker"
 
+    def _alive(self) -> set:
+        return {w.slot for w in self.pool._workers if w.state in ("idle", "busy")}
+
     def _pick(self, slot: int) -> Optional[int]:
-        alive = {w.slot for w in self.pool._workers if w.state in ("idle", "busy")}
+        """The next ready task for worker `slot`: pinned here or unpinned (or pinned to a lost worker), preferring
+        one whose inputs this worker holds."""
+        alive = self._alive()
+        best, best_local = None, -1
         for i, tid in enumerate(self.ready):
             pin = self.placement.get(tid)
             if pin is None or pin == slot or pin not in alive or pin >= len(self.pool._workers):
-                del self.ready[i]
-                return tid
-        return None
+                local = sum(1 for k in self.keys[tid] if slot in self.where.get(k, ()))
+                if pin == slot:
+                    local += 1 << 20
+                if local > best_local:
+                    best, best_local = i, local
+                if local == len(self.keys[tid]) and pin in (None, slot):
+                    break
+        if best is None:
+            return None
+        tid = self.ready[best]
+        del self.ready[best]
+        return tid
 
+    # values ------------------------------------------------------------------------------------------------------
+    def _publish_input(self, k: tuple) -> tuple:
+        """A program input written into the client's shared memory (once)."""
+        pub = self.published.get(k)
+        if pub is None:
+            p = self.packets[k[1]]
+            pub = self.published[k] = (self.pool.arena.tag, [self.pool.arena.write(v) for v in p.values])
+        return pub
+
+    def background(self) -> bool:
+        """One unit of client work while the workers compute: open an arrived program output, else write the input
+        of a ready task not yet dispatched. False when there was nothing to do."""
+        if self.to_open:
+            tid = self.to_open.popleft()
+            t0, c0 = time.perf_counter(), time.process_time()
+            self._open_output(("node", tid))
+            self.open_s[tid] = self.open_s.get(tid, 0.0) + time.perf_counter() - t0
+            self.open_cpu[tid] = time.process_time() - c0
+            return True
+        for tid in self.ready:
+            for k in self.keys[tid]:
+                if k[0] == "in" and k not in self.published:
+                    t0 = time.perf_counter()
+                    self._publish_input(k)
+                    self.prep[tid] = self.prep.get(tid, 0.0) + time.perf_counter() - t0
+                    return True
+        return False
+
+    def _open_output(self, k: tuple) -> None:
+        if k in self.opened or k not in self.published:
+            return
+        owner, bufs = self.published[k]
+        label = self.tasks[k[1]].label if k[0] == "node" else f"input {k[1]}"
+        self.opened[k] = _open_shared(self.pool.ctx, self.pool.arena, label, bufs, "the client")
+        self._maybe_release(k)
+
+    def outputs(self) -> list:
+        while self.to_open:
+            self.background()
+        out = []
+        for r in self.program.outputs:
+            if r[0] == "in":
+                out.append(self.packets[r[1]].values[r[2]])
+            else:
+                k = ("node", r[1])
+                self._open_output(k)
+                out.append(self.opened[k].values[r[2]])
+        return out
+
+    def _maybe_release(self, k: tuple) -> None:
+        """Once every reader of value k is done (and a program output is opened in the client), its buffers are
+        reused and the workers drop it."""
+        if self.readers.get(k) or (k in self.out_keys and k[0] == "node" and k not in self.opened):
+            return
+        pub = self.published.pop(k, None)
+        holders = self.where.pop(k, set())
+        names = [n for n, _ in pub[1]] if pub else []
+        owner = pub[0] if pub else None
+        for w in self.pool._workers:
+            if w.state in ("idle", "busy") and (w.slot in holders or w.tag == owner):
+                self.pool._send(w, ("release", [(k, names if w.tag == owner else [])]))
+        if owner == self.pool.arena.tag:
+            for n in names:
+                self.pool.arena.release(n)
+
+    # dispatch ----------------------------------------------------------------------------------------------------
     def dispatch(self) -> None:
         for w in self.pool._workers:
             if w.state != "idle" or not self.ready:
@@ -271,53 +451,61 @@ class _Run:
             if tid is None:
                 continue
             t = self.tasks[tid]
-            keys = []
-            for r in t.args:
-                k = ("in", r[1]) if r[0] == "in" else ("node", r[1])
-                if k not in keys:
-                    keys.append(k)
+            keys = self.keys[tid]
             inputs = []
             for k in keys:
                 if w.slot in self.where.get(k, ()):
                     inputs.append(("ref", k))
                 else:
-                    if k not in self.frames:
-                        p = self.packets[k[1]] if k[0] == "in" else self.results[k[1]]
-                        self.frames[k] = p.dumps()
-                    inputs.append(("data", k, self.frames[k]))
-                    self.where.setdefault(k, set()).add(w.slot)
-            args = [(keys.index(("in", r[1]) if r[0] == "in" else ("node", r[1])), r[2]) for r in t.args]
+                    if k[0] == "in" and k not in self.published:
+                        t0 = time.perf_counter()
+                        self._publish_input(k)
+                        self.prep[tid] = self.prep.get(tid, 0.0) + time.perf_counter() - t0
+                    label = self.tasks[k[1]].label if k[0] == "node" else f"input {k[1]}"
+                    inputs.append(("shm", k, label, self.published[k][1]))
+            args = [(keys.index(_key(r)), r[2]) for r in t.args]
             fn_key = id(t.fn) if t.fn is not None else None
             blob = b""
-            if fn_key is not None:
-                if fn_key not in self.fn_blobs:
-                    self.fn_blobs[fn_key] = dumps_fn(t.fn)
-                blob = self.fn_blobs[fn_key]
+            if fn_key is not None and fn_key not in w.fns:
+                blob = self.pool.fn_blob(t.fn)
             msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile)
-            try:
-                w.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
-            except OSError:  # the worker died before we noticed: the task goes back, the worker is replaced
+            if not self.pool._send(w, msg):   # the worker died before we noticed: the task goes back
                 self.ready.appendleft(tid)
                 self.pool._died(w, self)
                 continue
+            if fn_key is not None:
+                w.fns.add(fn_key)
+            for k in keys:
+                self.where.setdefault(k, set()).add(w.slot)
+            self.dispatched[tid] = time.monotonic()
             w.state, w.task = "busy", tid
 
-    def done(self, w: _Worker, tid: int, packet: Packet) -> None:
+    def done(self, w: _Worker, tid: int, meta: dict, bufs: list) -> None:
         if tid in self.results:
             return
-        self.results[tid] = packet
-        self.where[("node", tid)] = {w.slot}
+        meta["dispatched_at"] = self.dispatched.get(tid)
+        self.results[tid] = meta
+        k = ("node", tid)
+        self.where.setdefault(k, set()).add(w.slot)
+        self.published[k] = (w.tag, [tuple(b) for b in bufs])
         self.n_done += 1
-        for r in self.readers.get(tid, []):
+        for d in self.keys[tid]:
+            self.readers.get(d, set()).discard(tid)
+            self._maybe_release(d)
+        for r in self.dependents.get(tid, []):
             self.waiting_on[r].discard(tid)
             if not self.waiting_on[r]:
                 self.ready.append(r)
+        if k in self.out_keys:
+            self.to_open.append(tid)
+        elif not self.readers.get(k):
+            self._maybe_release(k)
         if self.progress is not None:
             self.progress(self.n_done, len(self.tasks))
 
     def lost(self, w: _Worker, tid: Optional[int]) -> None:
         self.workers_lost += 1
-        for holders in self.where.values():
+        for holders in self.where.values():    # its resident values are gone; published buffers remain
             holders.discard(w.slot)
         if tid is not None and tid not in self.results:
             self.deaths[tid] = self.deaths.get(tid, 0) + 1
@@ -325,3 +513,43 @@ class _Run:
                 raise RuntimeError(f"{self.tasks[tid].label}: its worker died {self.deaths[tid]} times; giving up")
             self.tasks_rerun += 1
             self.ready.appendleft(tid)
+
+    # after the run -----------------------------------------------------------------------------------------------
+    def records(self) -> list:
+        """Per task: worker, compute_s, open_s, publish_s (on the worker), prep_s and output_open_s (client), and
+        the round trip: dispatch to arrival (seconds, one monotonic clock for every process of this machine)."""
+        out = []
+        for tid, m in sorted(self.results.items()):
+            t = self.tasks[tid]
+            rt = (m["arrived_at"] - m["dispatched_at"]) if m.get("dispatched_at") is not None else None
+            out.append({"task": tid, "op": t.op, "worker": m["worker"], "compute_s": m["compute_s"],
+                        "open_s": m["open_s"], "publish_s": m["publish_s"], "prep_s": self.prep.get(tid, 0.0),
+                        "output_open_s": self.open_s.get(tid, 0.0), "output_open_cpu_s": self.open_cpu.get(tid, 0.0),
+                        "round_trip_s": rt,
+                        "dispatched_at": m.get("dispatched_at"), "arrived_at": m["arrived_at"]})
+        return out
+
+    def cleanup(self) -> None:
+        """Buffers of this run go back to their owners; a dead worker's files are removed (and unmapped)."""
+        self.pool.arena.release_all()
+        for tag in self.pool._dead_tags:
+            gone = shm.remove_tagged(tag + "-")
+            for n in gone:
+                self.pool.arena.forget(n)
+            for w in self.pool._workers:
+                if w.state in ("idle", "busy") and gone:
+                    self.pool._send(w, ("forget", gone))
+        self.pool._dead_tags.clear()
+
+
+def _key(r) -> tuple:
+    return ("in", r[1]) if r[0] == "in" else ("node", r[1])
+
+
+def _input_keys(t) -> list:
+    keys = []
+    for r in t.args:
+        k = _key(r)
+        if k not in keys:
+            keys.append(k)
+    return keys

@@ -1,0 +1,157 @@
+"""Shared-memory buffers for the local pool: a value moves between the processes of one machine as Ember's bytes
+written straight into shared memory (Ciphertext.write_into: one pass, validated) and read in place by the other
+process (from_bytes of its mapping: one pass, validated) -- no pickling, no copy through a pipe.
+
+An Arena is one process's buffers: files /dev/shm/ember-<tag>-<n> (mode 0600), each mapped once and reused once
+released (a reused buffer has no page faults to pay), plus the read-only mappings of other processes' buffers,
+cached by name. The writer owns its buffers; the reader is told the (name, size) of a value through the pipe and
+reports back when it has opened it (the pool's protocol, ember.run.pool). Files survive the death of the process
+that wrote them (tmpfs), so a value published by a worker that is then killed is not lost; remove_tagged() cleans
+up after a process that cannot.
+
+Where /dev/shm does not exist, the files live in a temporary directory (still shared memory on most systems'
+tmpfs; otherwise the page cache).
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+from typing import Optional
+
+_DIR: Optional[str] = None
+PREFIX = "ember-"
+
+
+def shm_dir() -> str:
+    global _DIR
+    if _DIR is None:
+        _DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+    return _DIR
+
+
+def _path(name: str) -> str:
+    if not name.startswith(PREFIX) or "/" in name or name in (".", ".."):
+        raise ValueError(f"not an ember shared-memory buffer name: {name!r}")
+    return os.path.join(shm_dir(), name)
+
+
+class Arena:
+    """The shared-memory buffers of one process. write(value) -> (name, size); view(name, size) -> memoryview."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+        self._n = 0
+        self._own: dict[str, mmap.mmap] = {}     # name -> its mapping (read-write)
+        self._free: list[str] = []               # own buffers that may be reused
+        self._maps: dict[str, mmap.mmap] = {}    # other processes' buffers (read-only)
+
+    # writing ---------------------------------------------------------------------------------------------------
+    def write(self, value) -> tuple[str, int]:
+        """Writes value (an ember Ciphertext / Plaintext) into a free buffer of this process; returns its name and
+        the byte count."""
+        size = value.serialized_size()
+        name = self._take(size)
+        with memoryview(self._own[name]) as mv, mv[:size] as dst:
+            value.write_into(dst)
+        return name, size
+
+    def _take(self, size: int) -> str:
+        best = None
+        for name in self._free:
+            cap = len(self._own[name])
+            if cap >= size and (best is None or cap < len(self._own[best])):
+                best = name
+        if best is not None:
+            self._free.remove(best)
+            return best
+        name = f"{PREFIX}{self.tag}-{self._n}"
+        self._n += 1
+        fd = os.open(_path(name), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(fd, size)
+            self._own[name] = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        return name
+
+    def release(self, name: str) -> None:
+        """An own buffer's value has been read by everyone who needed it: the buffer may be reused."""
+        if name in self._own and name not in self._free:
+            self._free.append(name)
+
+    def release_all(self) -> None:
+        self._free = list(self._own)
+
+    def owns(self, name: str) -> bool:
+        return name in self._own
+
+    def nbytes(self) -> int:
+        """Bytes of shared memory this process holds (its own buffers)."""
+        return sum(len(m) for m in self._own.values())
+
+    # reading ---------------------------------------------------------------------------------------------------
+    def view(self, name: str, size: int) -> memoryview:
+        """The first `size` bytes of a buffer (this process's or another's), mapped once and cached. The caller
+        releases the view (a with block) before the arena is closed."""
+        m = self._own.get(name)
+        if m is None:
+            m = self._maps.get(name)
+            if m is None or len(m) < size:
+                if m is not None:
+                    m.close()
+                fd = os.open(_path(name), os.O_RDONLY)
+                try:
+                    m = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+                finally:
+                    os.close(fd)
+                self._maps[name] = m
+        if len(m) < size:
+            raise ValueError(f"shared-memory buffer {name} holds {len(m)} bytes, {size} expected")
+        return memoryview(m)[:size]
+
+    def forget(self, name: str) -> None:
+        """Drops the mapping of another process's buffer."""
+        m = self._maps.pop(name, None)
+        if m is not None:
+            m.close()
+
+    # cleanup ---------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Unmaps everything and removes this process's files."""
+        for m in self._maps.values():
+            _close(m)
+        self._maps.clear()
+        for name, m in self._own.items():
+            _close(m)
+            unlink(name)
+        self._own.clear()
+        self._free.clear()
+
+
+def _close(m: mmap.mmap) -> None:
+    try:
+        m.close()
+    except BufferError:  # a view still exported: the mapping goes when it is collected
+        pass
+
+
+def unlink(name: str) -> None:
+    try:
+        os.unlink(_path(name))
+    except FileNotFoundError:
+        pass
+
+
+def remove_tagged(tag: str) -> list[str]:
+    """Removes every buffer file whose name starts with ember-<tag> (a dead process's, or a closed pool's);
+    returns their names."""
+    start = f"{PREFIX}{tag}"
+    try:
+        names = [n for n in os.listdir(shm_dir()) if n.startswith(start)]
+    except OSError:
+        return []
+    for name in names:
+        unlink(name)
+    return names
