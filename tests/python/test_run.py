@@ -82,6 +82,27 @@ def test_pool_map_matches_numpy(setup, pool):
         assert r["open_s"] > 0 and r["publish_s"] > 0 and r["round_trip_s"] >= r["compute_s"]
 
 
+def test_overhead_model_from_a_run(setup, pool):
+    """ember.sched.overhead: the per-task overhead is (K * wall - sum of task seconds) / T, by its definition;
+    charging it to a schedule's costs and predicting equal tasks follow from it exactly."""
+    import math
+    from ember.run import RunResult
+    from ember.sched.overhead import ExecutorOverhead, predict_batch
+    r = RunResult([], 1.0, {0: 0.3, 1: 0.3, 2: 0.3, 3: 0.3}, records=[{"open_s": 0.01, "publish_s": 0.02}] * 4)
+    ov = ExecutorOverhead.fit(r, 2)
+    assert ov.per_task_s == pytest.approx((2 * 1.0 - 1.2) / 4)
+    assert ov.breakdown == {"open_s": 0.01, "publish_s": 0.02}
+    assert predict_batch(0.3, 4, 2, ov) == pytest.approx(1.0)          # it reproduces the run it was fitted on
+    assert predict_batch(0.3, 5, 2) == pytest.approx(0.9)
+    assert ov.charge({"a": [0.5, math.inf], "src": [0.0, math.inf]}) == {"a": [0.7, math.inf], "src": [0.0, math.inf]}
+    with pytest.raises(ValueError):
+        ExecutorOverhead.fit(RunResult([], 1.0), 2)
+    ctx, keys, xs, cts = setup                                           # and on a real run's records
+    res = pool.map(workloads.mul_rotate, cts)
+    real = ExecutorOverhead.fit(res, 2)
+    assert real.per_task_s >= 0 and set(real.breakdown) >= {"open_s", "publish_s", "round_trip_s"}
+
+
 def test_pool_shared_memory_is_reused_and_removed(setup):
     """Values travel through shared-memory buffers: reused from run to run (no growth), removed at close and
     after a killed worker; a chain of tasks on one worker passes the resident value (correct to 2^-12)."""
@@ -147,6 +168,32 @@ def test_pool_worker_killed_mid_run(setup):
         _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
         assert res.workers_lost >= 1 and res.tasks_rerun >= 1
         assert victim not in p.worker_pids()
+
+
+def test_pool_recomputes_values_lost_with_a_worker(setup):
+    """A chain pinned to worker 0: its intermediate values stay resident there, unpublished. Worker 0 is killed
+    after the first node: the lost intermediate is recomputed on the survivor and the output is still right
+    (float64 reference, 2^-12)."""
+    from ember.run import Program
+    ctx, keys, xs, cts = setup
+    with ember.graph(ctx) as g:
+        y = ((cts[0] * cts[0]).rotate(1) + cts[0]).rotate(1)
+        g.output(y)
+    prog = Program.from_graph(g)
+    with LocalPool(ctx, keys, workers=2) as p:
+        victim = p.worker_pids()[0]
+        killed = []
+
+        def kill_after_first(done, total):
+            if done == 1 and not killed:
+                killed.append(victim)
+                os.kill(victim, signal.SIGKILL)
+                time.sleep(0.3)
+        res = p.run(prog, cts[:1], placement={n.id: 0 for n in g.nodes}, progress=kill_after_first)
+        ref = np.roll(np.roll(xs[0] ** 2, -1) + xs[0], -1)
+        assert np.abs(ctx.decrypt(res.outputs[0], keys.secret) - ref).max() < BOUND
+        assert res.workers_lost >= 1 and res.tasks_rerun >= 1
+        assert len(res.node_seconds) == len(g.nodes)
 
 
 def test_secret_key_never_reaches_a_worker(setup, tmp_path):

@@ -1,10 +1,17 @@
 """`ember bench dist`: a workload of independent tasks on K local workers or a Dask cluster, one JSON object per run.
 
-Fields: workload, executor, workers, threads, tasks, log_n, seconds (the run's wall time), precision_bits (worst
-output against numpy), complete (every output arrived and is within the workload's precision), workers_lost,
-tasks_rerun, task_seconds (median of the tasks' measured times on the workers), overhead_per_task_s (what the run
-cost beyond the tasks' own time, per task and worker: scheduling plus transfers), efficiency (t_1 / (K t_K) against
-the same tasks on one worker, when measured), run.
+Fields: workload, executor, workers, threads, tasks, log_n, run, seconds (the run's wall time), precision_bits
+(worst output against numpy), complete (every output arrived and is within the workload's precision),
+workers_lost, tasks_rerun, task_seconds (median of the tasks' own operation times, measured on the workers),
+overhead_per_task_s and overhead_definition (ember.sched.overhead: (K * seconds - sum of the tasks' operation
+seconds) / tasks -- the worker-seconds per task spent besides its operation: dispatch, moving values, validation,
+reporting, idle waits), overhead_breakdown (the local pool's per-task medians: open_s and publish_s on the worker,
+prep_s and output_open_s on the client, round_trip_s), he_mul_s (one HE Mul at the tasks' parameters and level,
+in one process at the workers' thread count) and overhead_vs_he_mul, efficiency (t_1 / (K t_K) against the same
+tasks on one worker, when measured) with one_worker_seconds, task_seconds_one_worker and compute_bound_efficiency
+(task_seconds_one_worker / task_seconds: the efficiency the tasks' own slowdown under K concurrent workers allows,
+whatever the executor), and predicted_seconds / prediction_error (the makespan predicted from a separate profiling
+run's measured task times and fitted per-task overhead, against this run: profile-guided).
 """
 from __future__ import annotations
 
@@ -91,13 +98,19 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                                  dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks,
                                       log_n=log_n))
             return records
-        base = None
+        from ..sched.overhead import ExecutorOverhead, predict_batch
+        he_mul = _he_mul_seconds(ctx, cts[0]) if workload != "boot" else None
+        base = base_task = None
         if baseline and k > 1:      # the same tasks on one worker (all pinned to worker 0)
             ex.map(w["fn"], cts[:1], timeout=timeout)                                   # warm-up
             one = [ex.run(_batch(w["fn"], tasks), cts, placement={i: 0 for i in range(tasks)}, timeout=timeout)
                    for _ in range(runs)]
             base = statistics.median(r.seconds for r in one)
+            base_task = statistics.median(s for r in one for s in r.node_seconds.values())
         ex.map(w["fn"], cts[:min(k, tasks)], timeout=timeout)                            # warm-up: every worker
+        prof = ex.map(w["fn"], cts, timeout=timeout)                                     # the profiling run
+        fitted = ExecutorOverhead.fit(prof, k)
+        predicted = predict_batch(statistics.median(prof.node_seconds.values()), tasks, k, fitted)
         for i in range(runs):
             bar = _Bar(tasks, f"{workload} run {i + 1}/{runs}") if progress else None
             drill = _kill_timer(ex, kill_after) if kill_after is not None and i == 0 else None
@@ -111,15 +124,21 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
             errs = [float(np.abs(ctx.decrypt(o, keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
             worst = max(errs) if errs else math.inf
             bits = -math.log2(worst) if worst > 0 else 64.0
-            busy = sum(res.node_seconds.values())
+            ov = ExecutorOverhead.fit(res, k)
+            task_s = statistics.median(res.node_seconds.values())
             rec = dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks, log_n=log_n,
                        run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
                        complete=len(res.outputs) == tasks and bits >= MIN_BITS[workload],
                        workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
-                       task_seconds=statistics.median(res.node_seconds.values()),
-                       overhead_per_task_s=max(0.0, res.seconds * k - busy) / tasks,
+                       task_seconds=task_s,
+                       overhead_per_task_s=ov.per_task_s, overhead_definition=ExecutorOverhead.DEFINITION,
+                       overhead_breakdown=ov.breakdown or None,
+                       he_mul_s=he_mul, overhead_vs_he_mul=(ov.per_task_s / he_mul) if he_mul else None,
                        efficiency=(base / (k * res.seconds)) if base else None,
-                       one_worker_seconds=base)
+                       one_worker_seconds=base, task_seconds_one_worker=base_task,
+                       compute_bound_efficiency=(base_task / task_s) if base_task else None,
+                       predicted_seconds=predicted, prediction_error=(predicted - res.seconds) / res.seconds,
+                       profiling_run=fitted.to_dict() if i == 0 else None)
             records.append(rec)
             if emit is not None:
                 emit(rec)
@@ -131,53 +150,45 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
 
 
 def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) -> list[dict]:
-    """The batch as a captured graph (one node per operation), placed by a HEFT / PEFT schedule; the schedule's
-    makespan (predicted) against the measured run.
+    """The batch as a captured graph (one node per operation), placed by a HEFT / PEFT schedule on the K workers;
+    the schedule's makespan (predicted) against the measured runs.
 
-    The scheduling problem is the graph plus the client: a "client" device holds the program's inputs (source
-    tasks) and receives its outputs (sink tasks), and the K workers run the nodes at this machine's per-node times
-    from the capture (profile-guided, one thread). Every link moves a ciphertext at the measured effective rate of
-    Ember's transfer path: to_bytes + from_bytes (validation included) of one ciphertext, plus the pipe."""
+    Profile-guided, as the scheduling issue's PGO: a profiling run (placed by a first schedule from the capture's
+    per-node times) gives each operation's measured time on the workers (CostTable.update_from_run) and the
+    executor's per-task overhead (ember.sched.overhead: moving values, dispatch, reporting); the schedule is then
+    recomputed with every node charged its measured time plus that overhead, and its makespan is the prediction
+    for the runs that follow. Values move inside the per-task overhead (each task publishes its outputs and opens
+    its inputs), so the edges cost nothing more."""
     import ember
     from ..sched.algorithms import ALGORITHMS
     from ..sched.costs import CostTable
-    from ..sched.platform import measure_bandwidth
+    from ..sched.overhead import ExecutorOverhead
     from .program import Program
     with ember.graph(ctx) as g:
         for y in [w["fn"](ctx, c) for c in cts]:
             g.output(y)
-    table = CostTable()
-    table.update_from_graph(g, "cpu-1t")
-    nbytes = len(cts[0].to_bytes())
-    ser = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        ember.Ciphertext.from_bytes(ctx, cts[0].to_bytes())
-        ser.append(time.perf_counter() - t0)
-    pipe_bw, lat = measure_bandwidth(nbytes)
-    per_ct = statistics.median(ser) + nbytes / pipe_bw
-    bw = nbytes / per_ct
-    inf = math.inf
-    cost = {("node", n.id): [inf] + [table.node_seconds(n, "cpu-1t")] * k for n in g.nodes}
     prog = Program.from_graph(g)
-    edges = {(("node", u), ("node", v)): b for (u, v), b in g.edges().items()}
-    for i in range(prog.n_sources):
-        cost[("src", i)] = [0.0] + [inf] * k
-    for t in prog.tasks:
-        for r in t.args:
-            if r[0] == "in":
-                edges[(("src", r[1]), ("node", t.id))] = nbytes
-    for j, r in enumerate(prog.outputs):
-        cost[("out", j)] = [0.0] + [inf] * k
-        edges[(("node", r[1]), ("out", j))] = nbytes
-    order = sorted(cost, key=lambda t: (t[0] != "src", t[0] == "out", t[1]))
-    cost = {t: cost[t] for t in order}
-    p = k + 1
-    B = [[0.0 if a == b else bw for b in range(p)] for a in range(p)]
-    L = [[0.0 if a == b else lat for b in range(p)] for a in range(p)]
-    s = ALGORITHMS[algo](cost, edges, B, L, ["client"] + [f"worker{i}" for i in range(k)])
-    placement = {t[1]: s.device[t] - 1 for t in cost if t[0] == "node"}
-    ex.run(prog, cts, placement=placement, timeout=timeout)                         # warm-up
+    names = [f"worker{i}" for i in range(k)]
+    edges = {(u, v): 0 for (u, v) in g.edges()}
+    bw = [[1.0 if a == b else 1e18 for b in range(k)] for a in range(k)]
+
+    def schedule(table, overhead=None):
+        cost = {n.id: [table.node_seconds(n, "worker")] * k for n in g.nodes}
+        if overhead is not None:
+            cost = overhead.charge(cost)
+        return ALGORITHMS[algo](cost, edges, bw, [[0.0] * k for _ in range(k)], names)
+    table = CostTable()
+    table.update_from_graph(g, "worker")                               # the capture's times (client, one thread)
+    first = schedule(table)
+    placement = {t: first.device[t] for t in first.device}
+    ex.run(prog, cts, placement=placement, timeout=timeout)            # warm-up
+    prof = ex.run(prog, cts, placement=placement, timeout=timeout)     # the profiling run
+    tasks = prof.run_record(g)["tasks"]                               # measured on the workers
+    table.update_from_nodes("worker", [(t["op"], t["level"], t["seconds"], t["count"]) for t in tasks])
+    fitted = ExecutorOverhead.fit(prof, k)
+    s = schedule(table, fitted)
+    s_plain = schedule(table)
+    placement = {t: s.device[t] for t in s.device}
     out = []
     for i in range(runs):
         res = ex.run(prog, cts, placement=placement, timeout=timeout)
@@ -185,14 +196,28 @@ def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) 
         bits = -math.log2(max(errs)) if max(errs) > 0 else 64.0
         rec = dict(head, run=i + 1, schedule=algo, graph_nodes=len(g.nodes), seconds=res.seconds,
                    predicted_seconds=s.makespan, prediction_error=(s.makespan - res.seconds) / res.seconds,
-                   transfer_seconds_per_ct=per_ct, precision_bits=round(bits, 2),
+                   predicted_without_overhead_s=s_plain.makespan,
+                   overhead_per_task_s=fitted.per_task_s, overhead_definition=ExecutorOverhead.DEFINITION,
+                   overhead_breakdown=fitted.breakdown or None, precision_bits=round(bits, 2),
                    complete=len(res.outputs) == len(cts) and bits >= 20.0,
                    workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
-                   node_seconds_sum=sum(res.node_seconds.values()), cost_source="profile-guided (capture on the client)")
+                   node_seconds_sum=sum(res.node_seconds.values()),
+                   cost_source="profile-guided: per-node times and per-task overhead of a profiling run")
         out.append(rec)
         if emit is not None:
             emit(rec)
     return out
+
+
+def _he_mul_seconds(ctx, ct, reps: int = 5) -> float:
+    """Median seconds of one HE Mul (relinearized, rescaled) of ct by itself, in this process."""
+    ct * ct
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        ct * ct
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
 
 
 def _kill_timer(ex, seconds: float):

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import deque
@@ -41,6 +43,7 @@ from .packet import Packet
 from .program import TaskError, dumps_fn, execute, worker_name
 
 MAX_DEATHS_PER_TASK = 3
+DEPTH = 2   # tasks in flight per worker: the next one's inputs are opened while the current one computes
 
 
 def _worker_entry(fd: int, slot: int, tag: str) -> None:
@@ -72,6 +75,9 @@ def _open_shared(ctx, arena: shm.Arena, label: str, bufs: list, reader: str) -> 
 
 
 def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
+    """Three threads: this one receives messages and opens the inputs of the tasks queued next (validation of what
+    arrived through shared memory), one computes, one publishes outputs and reports them -- so that with two
+    tasks in flight, moving values overlaps computing (each releases the GIL in Ember's C++)."""
     try:
         ctx = bundle.install()
     except Exception as e:  # noqa: BLE001 -- reported to the client, which refuses to start
@@ -82,6 +88,48 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
     store: dict = {}    # value key -> Packet of opened values (resident)
     fns: dict = {}
     me = worker_name()
+    send_lock = threading.Lock()
+    runq: queue.Queue = queue.Queue()
+    pubq: queue.Queue = queue.Queue()
+
+    def send(msg) -> None:
+        with send_lock:
+            try:
+                conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            except OSError:
+                pass
+
+    def compute() -> None:
+        while (item := runq.get()) is not None:
+            tid, label, op, params, fn, args, packets, profile, meta = item
+            try:
+                out = execute(bundle.ident, label, op, params, fn, args, *packets, profile=profile)
+            except TaskError as e:
+                send(("error", tid, str(e)))
+                continue
+            except Exception as e:  # noqa: BLE001
+                send(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}"))
+                continue
+            store[("node", tid)] = out
+            meta.update(compute_s=out.seconds, profile=out.profile)
+            pubq.put((tid, out, meta))
+
+    def publish() -> None:
+        while (item := pubq.get()) is not None:
+            tid, out, meta = item
+            try:
+                t0 = time.perf_counter()
+                bufs = [arena.write(v) for v in out.values] if meta["publish"] else []
+                meta["publish_s"] = time.perf_counter() - t0
+            except Exception as e:  # noqa: BLE001
+                send(("error", tid, f"{out.label} on worker {slot}: its output could not be written: {type(e).__name__}: {e}"))
+                continue
+            meta["sent_at"] = time.monotonic()
+            send(("done", tid, meta, bufs))
+
+    threads = [threading.Thread(target=compute, daemon=True), threading.Thread(target=publish, daemon=True)]
+    for t in threads:
+        t.start()
     try:
         while True:
             try:
@@ -104,8 +152,8 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
                 for name in m[1]:
                     arena.forget(name)
                 continue
-            _, tid, label, op, params, fn_key, fn_blob, args, inputs, profile = m
-            t_recv = time.monotonic()
+            _, tid, label, op, params, fn_key, fn_blob, args, inputs, profile, publish = m
+            meta = {"recv_at": time.monotonic(), "worker": me, "publish": publish}
             try:
                 t0 = time.perf_counter()
                 packets = []
@@ -116,22 +164,21 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
                         p = _open_shared(ctx, arena, inp[2], inp[3], label)
                         store[inp[1]] = p
                         packets.append(p)
-                open_s = time.perf_counter() - t0
-                if fn_blob:
-                    fns[fn_key] = fn_blob
-                out = execute(bundle.ident, label, op, params, fns.get(fn_key), args, *packets, profile=profile)
-                store[("node", tid)] = out
-                t1 = time.perf_counter()
-                bufs = [arena.write(v) for v in out.values]
-                publish_s = time.perf_counter() - t1
-                meta = {"compute_s": out.seconds, "open_s": open_s, "publish_s": publish_s, "recv_at": t_recv,
-                        "sent_at": time.monotonic(), "worker": me, "profile": out.profile}
-                conn.send_bytes(pickle.dumps(("done", tid, meta, bufs)))
+                meta["open_s"] = time.perf_counter() - t0
             except TaskError as e:
-                conn.send_bytes(pickle.dumps(("error", tid, str(e))))
+                send(("error", tid, str(e)))
+                continue
             except Exception as e:  # noqa: BLE001
-                conn.send_bytes(pickle.dumps(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}")))
+                send(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}"))
+                continue
+            if fn_blob:
+                fns[fn_key] = fn_blob
+            runq.put((tid, label, op, params, fns.get(fn_key), args, packets, profile, meta))
     finally:
+        runq.put(None)
+        threads[0].join(timeout=60)
+        pubq.put(None)
+        threads[1].join(timeout=60)
         store.clear()
         arena.close()
 
@@ -140,7 +187,7 @@ class _Worker:
     def __init__(self, proc, conn, slot: int):
         self.proc, self.conn, self.slot = proc, conn, slot
         self.state = "starting"   # starting | idle | busy | dead
-        self.task: Optional[int] = None
+        self.tasks: list[int] = []         # in flight, in the order sent
         self.pid: Optional[int] = None
         self.tag: Optional[str] = None    # its shared-memory arena's tag
         self.fns: set = set()             # task functions it has been sent
@@ -218,21 +265,25 @@ class LocalPool(Executor):
                 self._kill(w)
                 raise RuntimeError(f"ember worker {w.slot} could not install the keys: {m[1]}")
             elif m[0] == "done":
-                w.state, w.task = "idle", None
+                if m[1] in w.tasks:
+                    w.tasks.remove(m[1])
+                w.state = "busy" if w.tasks else "idle"
                 if run is not None:
                     m[2]["arrived_at"] = time.monotonic()
                     run.done(w, m[1], m[2], m[3])
             elif m[0] == "error":
-                w.state, w.task = "idle", None
+                if m[1] in w.tasks:
+                    w.tasks.remove(m[1])
+                w.state = "busy" if w.tasks else "idle"
                 raise TaskError(m[2])
 
     def _died(self, w: _Worker, run) -> None:
-        task = w.task
+        tasks = list(w.tasks)
         self._kill(w)
         if w.tag is not None:   # its buffers outlive it; removed once the run no longer needs them
             self._dead_tags.append(w.tag)
         if run is not None:
-            run.lost(w, task)
+            run.lost(w, tasks)
         if self.respawn:
             self._workers[w.slot] = self._start(w.slot)
 
@@ -350,7 +401,7 @@ class _Run:
         return self.n_done == len(self.tasks)
 
     def waiting(self) -> str:
-        busy = [f"{self.tasks[w.task].label} on worker {w.slot}" for w in self.pool._workers if w.state == "busy"]
+        busy = [f"{self.tasks[t].label} on worker {w.slot}" for w in self.pool._workers if w.state == "busy" for t in w.tasks]
         return ", ".join(busy) if busy else f"{len(self.ready)} ready task(s) and no idle worker"
 
     def _alive(self) -> set:
@@ -444,41 +495,49 @@ class _Run:
 
     # dispatch ----------------------------------------------------------------------------------------------------
     def dispatch(self) -> None:
-        for w in self.pool._workers:
-            if w.state != "idle" or not self.ready:
-                continue
-            tid = self._pick(w.slot)
-            if tid is None:
-                continue
-            t = self.tasks[tid]
-            keys = self.keys[tid]
-            inputs = []
-            for k in keys:
-                if w.slot in self.where.get(k, ()):
-                    inputs.append(("ref", k))
-                else:
-                    if k[0] == "in" and k not in self.published:
-                        t0 = time.perf_counter()
-                        self._publish_input(k)
-                        self.prep[tid] = self.prep.get(tid, 0.0) + time.perf_counter() - t0
-                    label = self.tasks[k[1]].label if k[0] == "node" else f"input {k[1]}"
-                    inputs.append(("shm", k, label, self.published[k][1]))
-            args = [(keys.index(_key(r)), r[2]) for r in t.args]
-            fn_key = id(t.fn) if t.fn is not None else None
-            blob = b""
-            if fn_key is not None and fn_key not in w.fns:
-                blob = self.pool.fn_blob(t.fn)
-            msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile)
-            if not self.pool._send(w, msg):   # the worker died before we noticed: the task goes back
-                self.ready.appendleft(tid)
-                self.pool._died(w, self)
-                continue
-            if fn_key is not None:
-                w.fns.add(fn_key)
-            for k in keys:
-                self.where.setdefault(k, set()).add(w.slot)
-            self.dispatched[tid] = time.monotonic()
-            w.state, w.task = "busy", tid
+        for _ in range(DEPTH):
+            for w in self.pool._workers:
+                if w.state in ("idle", "busy") and len(w.tasks) < DEPTH and self.ready:
+                    self._send_one(w)
+
+    def _send_one(self, w: _Worker) -> None:
+        tid = self._pick(w.slot)
+        if tid is None:
+            return
+        t = self.tasks[tid]
+        keys = self.keys[tid]
+        inputs = []
+        for k in keys:
+            if w.slot in self.where.get(k, ()):
+                inputs.append(("ref", k))
+            else:
+                if k[0] == "in" and k not in self.published:
+                    t0 = time.perf_counter()
+                    self._publish_input(k)
+                    self.prep[tid] = self.prep.get(tid, 0.0) + time.perf_counter() - t0
+                label = self.tasks[k[1]].label if k[0] == "node" else f"input {k[1]}"
+                inputs.append(("shm", k, label, self.published[k][1]))
+        args = [(keys.index(_key(r)), r[2]) for r in t.args]
+        fn_key = id(t.fn) if t.fn is not None else None
+        blob = b""
+        if fn_key is not None and fn_key not in w.fns:
+            blob = self.pool.fn_blob(t.fn)
+        # its outputs go to shared memory when the client or a task elsewhere may read them; a value read only by
+        # tasks pinned to this worker stays resident there alone (recomputed if the worker is lost)
+        publish = ("node", tid) in self.out_keys or any(self.placement.get(r) != w.slot
+                                                         for r in self.dependents.get(tid, ()))
+        msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile, publish)
+        if not self.pool._send(w, msg):   # the worker died before we noticed: the task goes back
+            self.ready.appendleft(tid)
+            self.pool._died(w, self)
+            return
+        if fn_key is not None:
+            w.fns.add(fn_key)
+        for k in keys:
+            self.where.setdefault(k, set()).add(w.slot)
+        self.dispatched[tid] = time.monotonic()
+        w.tasks.append(tid)
+        w.state = "busy"
 
     def done(self, w: _Worker, tid: int, meta: dict, bufs: list) -> None:
         if tid in self.results:
@@ -487,7 +546,8 @@ class _Run:
         self.results[tid] = meta
         k = ("node", tid)
         self.where.setdefault(k, set()).add(w.slot)
-        self.published[k] = (w.tag, [tuple(b) for b in bufs])
+        if bufs:
+            self.published[k] = (w.tag, [tuple(b) for b in bufs])
         self.n_done += 1
         for d in self.keys[tid]:
             self.readers.get(d, set()).discard(tid)
@@ -503,15 +563,48 @@ class _Run:
         if self.progress is not None:
             self.progress(self.n_done, len(self.tasks))
 
-    def lost(self, w: _Worker, tid: Optional[int]) -> None:
+    def lost(self, w: _Worker, tids: list) -> None:
         self.workers_lost += 1
         for holders in self.where.values():    # its resident values are gone; published buffers remain
             holders.discard(w.slot)
-        if tid is not None and tid not in self.results:
+        for tid in reversed(tids):
+            if tid in self.results:
+                continue
             self.deaths[tid] = self.deaths.get(tid, 0) + 1
             if self.deaths[tid] >= MAX_DEATHS_PER_TASK:
                 raise RuntimeError(f"{self.tasks[tid].label}: its worker died {self.deaths[tid]} times; giving up")
             self.tasks_rerun += 1
+            self.ready.appendleft(tid)
+        # values that lived only on it (never published) and are still to be read: recompute them
+        for k, rs in list(self.readers.items()):
+            if rs and not self._available(k):
+                self._recompute(k[1])
+
+    def _available(self, k: tuple) -> bool:
+        return k[0] == "in" or k in self.published or bool(self.where.get(k))
+
+    def _recompute(self, tid: int) -> None:
+        """Task tid's output was lost with its worker: run it again (and, first, whatever of its own inputs was
+        lost too); the tasks still to read it wait for it again."""
+        if tid not in self.results:
+            return                              # already to be run
+        del self.results[tid]
+        self.n_done -= 1
+        self.tasks_rerun += 1
+        self.published.pop(("node", tid), None)
+        self.where.pop(("node", tid), None)
+        self.to_open = deque(t for t in self.to_open if t != tid)
+        for k in self.keys[tid]:
+            self.readers.setdefault(k, set()).add(tid)
+            if not self._available(k):
+                self._recompute(k[1])
+        self.waiting_on[tid] = {k[1] for k in self.keys[tid] if k[0] == "node" and k[1] not in self.results}
+        for r in self.dependents.get(tid, []):
+            if r not in self.results:
+                self.waiting_on[r].add(tid)
+                if r in self.ready:
+                    self.ready.remove(r)
+        if not self.waiting_on[tid]:
             self.ready.appendleft(tid)
 
     # after the run -----------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+import threading
 from typing import Optional
 
 _DIR: Optional[str] = None
@@ -45,14 +46,17 @@ class Arena:
         self._own: dict[str, mmap.mmap] = {}     # name -> its mapping (read-write)
         self._free: list[str] = []               # own buffers that may be reused
         self._maps: dict[str, mmap.mmap] = {}    # other processes' buffers (read-only)
+        self._lock = threading.RLock()           # a worker writes, reads and releases from different threads
 
     # writing ---------------------------------------------------------------------------------------------------
     def write(self, value) -> tuple[str, int]:
         """Writes value (an ember Ciphertext / Plaintext) into a free buffer of this process; returns its name and
         the byte count."""
         size = value.serialized_size()
-        name = self._take(size)
-        with memoryview(self._own[name]) as mv, mv[:size] as dst:
+        with self._lock:
+            name = self._take(size)
+            m = self._own[name]
+        with memoryview(m) as mv, mv[:size] as dst:
             value.write_into(dst)
         return name, size
 
@@ -78,11 +82,13 @@ class Arena:
 
     def release(self, name: str) -> None:
         """An own buffer's value has been read by everyone who needed it: the buffer may be reused."""
-        if name in self._own and name not in self._free:
-            self._free.append(name)
+        with self._lock:
+            if name in self._own and name not in self._free:
+                self._free.append(name)
 
     def release_all(self) -> None:
-        self._free = list(self._own)
+        with self._lock:
+            self._free = list(self._own)
 
     def owns(self, name: str) -> bool:
         return name in self._own
@@ -95,27 +101,29 @@ class Arena:
     def view(self, name: str, size: int) -> memoryview:
         """The first `size` bytes of a buffer (this process's or another's), mapped once and cached. The caller
         releases the view (a with block) before the arena is closed."""
-        m = self._own.get(name)
-        if m is None:
-            m = self._maps.get(name)
-            if m is None or len(m) < size:
-                if m is not None:
-                    m.close()
-                fd = os.open(_path(name), os.O_RDONLY)
-                try:
-                    m = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-                finally:
-                    os.close(fd)
-                self._maps[name] = m
+        with self._lock:
+            m = self._own.get(name)
+            if m is None:
+                m = self._maps.get(name)
+                if m is None or len(m) < size:
+                    if m is not None:
+                        _close(m)
+                    fd = os.open(_path(name), os.O_RDONLY)
+                    try:
+                        m = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+                    finally:
+                        os.close(fd)
+                    self._maps[name] = m
         if len(m) < size:
             raise ValueError(f"shared-memory buffer {name} holds {len(m)} bytes, {size} expected")
         return memoryview(m)[:size]
 
     def forget(self, name: str) -> None:
         """Drops the mapping of another process's buffer."""
-        m = self._maps.pop(name, None)
+        with self._lock:
+            m = self._maps.pop(name, None)
         if m is not None:
-            m.close()
+            _close(m)
 
     # cleanup ---------------------------------------------------------------------------------------------------
     def close(self) -> None:
