@@ -10,8 +10,8 @@ prep_s and output_open_s on the client, round_trip_s), he_mul_s (one HE Mul at t
 in one process at the workers' thread count) and overhead_vs_he_mul, efficiency (t_1 / (K t_K) against the same
 tasks on one worker, when measured) with one_worker_seconds, task_seconds_one_worker and compute_bound_efficiency
 (task_seconds_one_worker / task_seconds: the efficiency the tasks' own slowdown under K concurrent workers allows,
-whatever the executor), and predicted_seconds / prediction_error (the makespan predicted from a separate profiling
-run's measured task times and fitted per-task overhead, against this run: profile-guided).
+whatever the executor), and predicted_seconds / prediction_error (the makespan predicted from two earlier profiling
+runs' measured task times and fitted per-task overhead, against this run: profile-guided).
 """
 from __future__ import annotations
 
@@ -103,14 +103,21 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         base = base_task = None
         if baseline and k > 1:      # the same tasks on one worker (all pinned to worker 0)
             ex.map(w["fn"], cts[:1], timeout=timeout)                                   # warm-up
-            one = [ex.run(_batch(w["fn"], tasks), cts, placement={i: 0 for i in range(tasks)}, timeout=timeout)
-                   for _ in range(runs)]
-            base = statistics.median(r.seconds for r in one)
-            base_task = statistics.median(s for r in one for s in r.node_seconds.values())
-        ex.map(w["fn"], cts[:min(k, tasks)], timeout=timeout)                            # warm-up: every worker
-        prof = ex.map(w["fn"], cts, timeout=timeout)                                     # the profiling run
-        fitted = ExecutorOverhead.fit(prof, k)
-        predicted = predict_batch(statistics.median(prof.node_seconds.values()), tasks, k, fitted)
+            one = []            # (seconds, task seconds) of each run; its outputs are dropped at once
+            for _ in range(runs):
+                r = ex.run(_batch(w["fn"], tasks), cts, placement={i: 0 for i in range(tasks)}, timeout=timeout)
+                one.append((r.seconds, list(r.node_seconds.values())))
+                del r
+            base = statistics.median(t for t, _ in one)
+            base_task = statistics.median(s for _, ts in one for s in ts)
+        del ex.map(w["fn"], cts, timeout=timeout).outputs[:]                             # warm-up: every worker
+        fits = []       # two profiling runs: the executor's per-task overhead and the tasks' times, measured
+        for _ in range(2):
+            prof = ex.map(w["fn"], cts, timeout=timeout)
+            fits.append((ExecutorOverhead.fit(prof, k), statistics.median(prof.node_seconds.values())))
+            del prof    # (its outputs' memory is reused by the next runs: fresh pages are slow in a VM)
+        fitted = ExecutorOverhead.mean([f for f, _ in fits])
+        predicted = predict_batch(statistics.mean(c for _, c in fits), tasks, k, fitted)
         for i in range(runs):
             bar = _Bar(tasks, f"{workload} run {i + 1}/{runs}") if progress else None
             drill = _kill_timer(ex, kill_after) if kill_after is not None and i == 0 else None
@@ -139,6 +146,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                        compute_bound_efficiency=(base_task / task_s) if base_task else None,
                        predicted_seconds=predicted, prediction_error=(predicted - res.seconds) / res.seconds,
                        profiling_run=fitted.to_dict() if i == 0 else None)
+            del res
             records.append(rec)
             if emit is not None:
                 emit(rec)

@@ -10,6 +10,7 @@ read it.
 from __future__ import annotations
 
 import json
+import pickle
 import sys
 from typing import Optional
 
@@ -24,21 +25,26 @@ class Packet:
     def __repr__(self) -> str:
         return f"<ember.run.Packet {self.label}: {len(self.values)} value(s), {self.seconds * 1e3:.1f} ms on {self.worker}>"
 
-    def __reduce__(self):
-        # pickled (e.g. inside a Dask task graph) as Ember's byte frames, never as C++ objects
-        return (Packet.loads, (self.dumps(),))
+    def __reduce_ex__(self, protocol):
+        # pickled (e.g. inside a Dask task graph) as Ember's byte frames, never as C++ objects; with protocol 5 the
+        # frames go out of band (Dask sends them as they are, without copying them into the pickle)
+        frames = self.dumps()
+        if protocol >= 5:
+            return (_from_pickled, tuple([frames[0]] + [pickle.PickleBuffer(f) for f in frames[1:]]))
+        return (Packet.loads, (frames,))
 
     def to_frames(self) -> tuple[dict, list[bytes]]:
         header = {"label": self.label, "seconds": self.seconds, "worker": self.worker, "profile": self.profile}
-        frames = [bytes(v) if isinstance(v, (bytes, bytearray, memoryview)) else v.to_bytes() for v in self.values]
+        frames = [v if isinstance(v, (bytes, bytearray, memoryview)) else v.to_bytes() for v in self.values]
         return header, frames
 
     @classmethod
     def from_frames(cls, header: dict, frames: list) -> "Packet":
         if not isinstance(header, dict) or "label" not in header:
             raise ValueError("ember packet: malformed header")
-        return cls(str(header["label"]), [bytes(f) for f in frames], float(header.get("seconds", 0.0)),
-                   str(header.get("worker", "")), header.get("profile"))
+        # frames are kept as they arrived (bytes, bytearray or memoryview: from_bytes reads them in place)
+        return cls(str(header["label"]), [f if isinstance(f, (bytes, bytearray)) else memoryview(f) for f in frames],
+                   float(header.get("seconds", 0.0)), str(header.get("worker", "")), header.get("profile"))
 
     def dumps(self) -> list[bytes]:
         header, frames = self.to_frames()
@@ -58,7 +64,7 @@ class Packet:
         from .keys import serial_type
         out = []
         for i, v in enumerate(self.values):
-            if isinstance(v, (bytes, bytearray)):
+            if not isinstance(v, (Ciphertext, Plaintext)):
                 where = f"value {i} of {self.label}" + (f", read by {reader}" if reader else "")
                 try:
                     t = serial_type(v, where)
@@ -70,6 +76,10 @@ class Packet:
                 self.values[i] = v
             out.append(v)
         return out
+
+
+def _from_pickled(header, *frames) -> "Packet":
+    return Packet.loads([header, *frames])
 
 
 _registered = False

@@ -56,6 +56,16 @@ class ExecutorOverhead:
                 brk[k] = statistics.median(v)
         return cls(per, workers, t, result.seconds, busy, brk)
 
+    @classmethod
+    def mean(cls, fits: list) -> "ExecutorOverhead":
+        """The average of several fits (profiling runs) of the same executor and workload."""
+        if not fits:
+            raise ValueError("no fits to average")
+        keys = set.intersection(*(set(f.breakdown) for f in fits))
+        return cls(statistics.mean(f.per_task_s for f in fits), fits[0].workers, fits[0].tasks,
+                   statistics.mean(f.wall_s for f in fits), statistics.mean(f.compute_s for f in fits),
+                   {k: statistics.mean(f.breakdown[k] for f in fits) for k in sorted(keys)})
+
     def charge(self, cost: dict) -> dict:
         """A copy of a scheduling cost table {task: [seconds per device]} with per_task_s added where a task can run
         (math.inf stays inf; tasks of zero cost on every device -- sources and sinks of the client -- stay 0)."""

@@ -12,8 +12,9 @@ from .problem import Problem
 from .schedule import Schedule
 
 
-def problem_of(graph, platform: Platform, costs: CostTable) -> Problem:
-    """The scheduling problem of an ember.graph.Graph: tasks are node ids."""
+def problem_of(graph, platform: Platform, costs: CostTable, overhead=None) -> Problem:
+    """The scheduling problem of an ember.graph.Graph: tasks are node ids. overhead: an executor's per-task overhead
+    (ember.sched.overhead.ExecutorOverhead, fitted on a real run) charged to every node where it can run."""
     if len(graph) == 0:
         raise ValueError("the graph has no operations to schedule")
     models = [d.model for d in platform.devices]
@@ -38,18 +39,23 @@ def problem_of(graph, platform: Platform, costs: CostTable) -> Problem:
         if all(math.isinf(x) for x in row):
             raise ValueError(f"node {n.id} ({n.op} at level {n.level}) has no cost on any device of {platform.name}")
         cost[n.id] = row
+    if overhead is not None:
+        cost = overhead.charge(cost)
     return Problem(cost, graph.edges(), platform.bandwidth, platform.latency, platform.names)
 
 
-def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0) -> Schedule:
+def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0,
+                   overhead=None) -> Schedule:
     if algo not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
-    pr = problem_of(graph, platform, costs)
+    pr = problem_of(graph, platform, costs, overhead)
     s = ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
     s.extra.update(platform=platform.name, graph_nodes=len(graph),
                    modelled_devices=[d.name for d in platform.devices
                                      if d.model in costs.devices and costs.source(d.model) == "modelled"],
                    cost_sources={m: costs.source(m) for m in sorted({d.model for d in platform.devices})})
+    if overhead is not None:
+        s.extra.update(executor_overhead_per_task_s=overhead.per_task_s)
     return s
 
 
