@@ -10,8 +10,9 @@ prep_s and output_open_s on the client, round_trip_s), he_mul_s (one HE Mul at t
 in one process at the workers' thread count) and overhead_vs_he_mul, efficiency (t_1 / (K t_K) against the same
 tasks on one worker, when measured) with one_worker_seconds, task_seconds_one_worker and compute_bound_efficiency
 (task_seconds_one_worker / task_seconds: the efficiency the tasks' own slowdown under K concurrent workers allows,
-whatever the executor), and predicted_seconds / prediction_error (the makespan predicted from two earlier profiling
-runs' measured task times and fitted per-task overhead, against this run: profile-guided).
+whatever the executor), and predicted_seconds / prediction_error (the makespan predicted before the run from the
+two latest earlier runs' measured task times and fitted per-task overhead -- two profiling runs, then each
+measured run in turn: profile-guided -- against this run; profile: that fit).
 """
 from __future__ import annotations
 
@@ -116,9 +117,10 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
             prof = ex.map(w["fn"], cts, timeout=timeout)
             fits.append((ExecutorOverhead.fit(prof, k), statistics.median(prof.node_seconds.values())))
             del prof    # (its outputs' memory is reused by the next runs: fresh pages are slow in a VM)
-        fitted = ExecutorOverhead.mean([f for f, _ in fits])
-        predicted = predict_batch(statistics.mean(c for _, c in fits), tasks, k, fitted)
         for i in range(runs):
+            # predicted before the run, from the two latest runs' profiles (rolling, as PGO feeds each run back)
+            fitted = ExecutorOverhead.mean([f for f, _ in fits[-2:]])
+            predicted = predict_batch(statistics.mean(c for _, c in fits[-2:]), tasks, k, fitted)
             bar = _Bar(tasks, f"{workload} run {i + 1}/{runs}") if progress else None
             drill = _kill_timer(ex, kill_after) if kill_after is not None and i == 0 else None
             try:
@@ -132,6 +134,8 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
             worst = max(errs) if errs else math.inf
             bits = -math.log2(worst) if worst > 0 else 64.0
             ov = ExecutorOverhead.fit(res, k)
+            if res.workers_lost == 0:
+                fits.append((ov, statistics.median(res.node_seconds.values())))
             task_s = statistics.median(res.node_seconds.values())
             rec = dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks, log_n=log_n,
                        run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
@@ -145,7 +149,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                        one_worker_seconds=base, task_seconds_one_worker=base_task,
                        compute_bound_efficiency=(base_task / task_s) if base_task else None,
                        predicted_seconds=predicted, prediction_error=(predicted - res.seconds) / res.seconds,
-                       profiling_run=fitted.to_dict() if i == 0 else None)
+                       profile=fitted.to_dict())
             del res
             records.append(rec)
             if emit is not None:

@@ -136,8 +136,10 @@ class DaskExecutor(Executor):
             futs[t.id] = c.submit(execute, self.bundle.ident, t.label, t.op, t.params, blobs.get(id(t.fn)), args, *deps,
                                   profile=profile, **kw)
         labels = {f.key: program.tasks[i].label for i, f in zip(itertools.count(), futs.values())}
-        deadline = None if timeout is None else time.monotonic() + timeout
         results, done = {}, 0
+        out_ids = sorted({r[1] for r in program.outputs if r[0] == "node"})
+        wanted = set(out_ids)
+        task_of = {f.key: i for i, f in futs.items()}
         try:
             ac = as_completed(list(futs.values()), timeout=timeout)
             for f in ac:
@@ -148,6 +150,11 @@ class DaskExecutor(Executor):
                     raise RuntimeError(f"{labels[f.key]}: {type(exc).__name__}: {exc}") from None
                 if f.status == "cancelled":
                     raise RuntimeError(f"{labels[f.key]}: cancelled (the cluster lost it)")
+                i = task_of[f.key]
+                if i in wanted:     # an output: fetched and opened (validated) now, while the others compute
+                    p = f.result()
+                    p.open(self.ctx, reader="the client")
+                    results[i] = p
                 done += 1
                 if progress is not None:
                     progress(done, len(futs))
@@ -158,10 +165,6 @@ class DaskExecutor(Executor):
         except BaseException:
             c.cancel(list(futs.values()), force=True)
             raise
-        out_ids = sorted({r[1] for r in program.outputs if r[0] == "node"})
-        left = None if deadline is None else max(1.0, deadline - time.monotonic())
-        gathered = c.gather([futs[i] for i in out_ids], errors="raise") if left else []
-        results = dict(zip(out_ids, gathered))
         seconds = time.perf_counter() - t0
         meta = {i: _meta(p) for i, p in results.items()}
         inner = [i for i in futs if i not in results]  # intermediate values: read their times where they lie
