@@ -411,3 +411,24 @@ def test_n15_batch_with_a_worker_killed(kind):
         res = ex.map(slow_mul_rotate, cts, progress=kill_after_first, timeout=300)
         _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref, bound=2.0 ** -20)
         assert res.workers_lost >= 1
+
+
+def test_bench_dist_fields_and_prediction():
+    """`ember bench dist` (pool, N = 2^12): every output within 2^-20 of numpy (complete), the per-task overhead with
+    its definition and breakdown, the profile-guided prediction; the --schedule heft path too."""
+    import math
+    from ember.run import bench
+    recs = bench.run(workload="batch", workers=2, log_n=12, tasks=4, runs=2, insecure=True)
+    assert len(recs) == 2
+    for r in recs:
+        assert r["complete"] and r["precision_bits"] >= 20 and r["workers_lost"] == 0
+        assert r["overhead_definition"].startswith("per_task_s = (workers * wall_s")
+        assert 0 <= r["overhead_per_task_s"] <= 2 * r["seconds"] / 4
+        assert {"open_s", "publish_s", "prep_s", "output_open_s", "round_trip_s"} <= set(r["overhead_breakdown"])
+        assert r["he_mul_s"] > 0 and math.isfinite(r["overhead_vs_he_mul"])
+        assert r["efficiency"] > 0 and r["compute_bound_efficiency"] > 0
+        assert r["predicted_seconds"] > 0 and math.isfinite(r["prediction_error"])
+        assert r["profile"]["definition"] == r["overhead_definition"]
+    recs = bench.run(workload="batch", workers=2, log_n=12, tasks=4, runs=1, insecure=True, schedule="heft")
+    r = recs[0]
+    assert r["complete"] and r["graph_nodes"] == 8 and r["predicted_seconds"] >= r["predicted_without_overhead_s"] > 0

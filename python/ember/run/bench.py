@@ -76,6 +76,8 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
     cts = [ctx.encrypt(x, keys.public, level=w["level"]) for x in xs]
     refs = [w["ref"](x) for x in xs]
 
+    # one HE Mul in this process, before any worker starts (nothing else running)
+    he_mul = _he_mul_seconds(ctx, cts[0]) if workload != "boot" else None
     if scheduler is not None:
         from .dask_exec import DaskExecutor
         ex = DaskExecutor(ctx, bundle, address=scheduler)
@@ -100,7 +102,6 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                                       log_n=log_n))
             return records
         from ..sched.overhead import ExecutorOverhead, predict_batch
-        he_mul = _he_mul_seconds(ctx, cts[0]) if workload != "boot" else None
         base = base_task = None
         if baseline and k > 1:      # the same tasks on one worker (all pinned to worker 0)
             ex.map(w["fn"], cts[:1], timeout=timeout)                                   # warm-up
@@ -165,11 +166,11 @@ def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) 
     """The batch as a captured graph (one node per operation), placed by a HEFT / PEFT schedule on the K workers;
     the schedule's makespan (predicted) against the measured runs.
 
-    Profile-guided, as the scheduling issue's PGO: a profiling run (placed by a first schedule from the capture's
-    per-node times) gives each operation's measured time on the workers (CostTable.update_from_run) and the
-    executor's per-task overhead (ember.sched.overhead: moving values, dispatch, reporting); the schedule is then
-    recomputed with every node charged its measured time plus that overhead, and its makespan is the prediction
-    for the runs that follow. Values move inside the per-task overhead (each task publishes its outputs and opens
+    Profile-guided, as the scheduling issue's PGO: two profiling runs (placed by a first schedule from the capture's
+    per-node times) give each operation's measured time on the workers (CostTable.update_from_nodes) and the
+    executor's per-task overhead (ember.sched.overhead: moving values, dispatch, reporting); before each measured
+    run the schedule is recomputed with every node charged its latest measured time plus the two latest runs'
+    overhead, and its makespan is the prediction for that run (which is then learnt from in turn). Values move inside the per-task overhead (each task publishes its outputs and opens
     its inputs), so the edges cost nothing more."""
     import ember
     from ..sched.algorithms import ALGORITHMS
@@ -194,16 +195,23 @@ def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) 
     first = schedule(table)
     placement = {t: first.device[t] for t in first.device}
     ex.run(prog, cts, placement=placement, timeout=timeout)            # warm-up
-    prof = ex.run(prog, cts, placement=placement, timeout=timeout)     # the profiling run
-    tasks = prof.run_record(g)["tasks"]                               # measured on the workers
-    table.update_from_nodes("worker", [(t["op"], t["level"], t["seconds"], t["count"]) for t in tasks])
-    fitted = ExecutorOverhead.fit(prof, k)
-    s = schedule(table, fitted)
-    s_plain = schedule(table)
-    placement = {t: s.device[t] for t in s.device}
+    fits = []
+
+    def learn(res):                                                    # profile-guided: measured on the workers
+        table.update_from_nodes("worker", [(t["op"], t["level"], t["seconds"], t["count"])
+                                           for t in res.run_record(g)["tasks"]])
+        if res.workers_lost == 0:
+            fits.append(ExecutorOverhead.fit(res, k))
+    for _ in range(2):                                                 # the profiling runs
+        learn(ex.run(prog, cts, placement=placement, timeout=timeout))
     out = []
     for i in range(runs):
+        fitted = ExecutorOverhead.mean(fits[-2:])                      # the two latest runs' profiles
+        s = schedule(table, fitted)
+        s_plain = schedule(table)
+        placement = {t: s.device[t] for t in s.device}
         res = ex.run(prog, cts, placement=placement, timeout=timeout)
+        learn(res)
         errs = [float(np.abs(ctx.decrypt(o, keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
         bits = -math.log2(max(errs)) if max(errs) > 0 else 64.0
         rec = dict(head, run=i + 1, schedule=algo, graph_nodes=len(g.nodes), seconds=res.seconds,
@@ -214,14 +222,15 @@ def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head) 
                    complete=len(res.outputs) == len(cts) and bits >= 20.0,
                    workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
                    node_seconds_sum=sum(res.node_seconds.values()),
-                   cost_source="profile-guided: per-node times and per-task overhead of a profiling run")
+                   cost_source="profile-guided: per-node times and per-task overhead of the two latest runs")
+        del res
         out.append(rec)
         if emit is not None:
             emit(rec)
     return out
 
 
-def _he_mul_seconds(ctx, ct, reps: int = 5) -> float:
+def _he_mul_seconds(ctx, ct, reps: int = 7) -> float:
     """Median seconds of one HE Mul (relinearized, rescaled) of ct by itself, in this process."""
     ct * ct
     ts = []
