@@ -18,8 +18,11 @@ Keys (ember.run.keys): the evaluation keys reach each worker once, as bytes in a
 so workers that join later get them too) or a key directory every worker reads; never with each task. The
 secret key never leaves the client: bundles hold evaluation keys only, and a worker refuses a secret key.
 
-Data (ember.run.packet): ciphertexts travel as Ember's validated byte format (Dask serializers registered for
-Packet); a value that fails validation is an error naming the node that made it and the node that read it.
+Data: ciphertexts travel as Ember's validated byte format, never as pickled C++ objects -- in the local pool
+through shared memory (ember.run.shm: written once, read in place, buffers reused; values stay resident on the
+worker that made them), on Dask as Packet frames (serializers registered, ember.run.packet). A value that fails
+validation is an error naming the node that made it and the node that read it. RunResult.records gives each
+task's time besides its operation, and ember.sched.overhead fits the executor's per-task overhead on it.
 """
 from .executor import DEFAULT_TIMEOUT, Executor, RunResult  # noqa: F401
 from .keys import KeyBundle, SecretKeyRefused, save_eval_keys  # noqa: F401

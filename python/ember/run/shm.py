@@ -71,13 +71,24 @@ class Arena:
             return best
         name = f"{PREFIX}{self.tag}-{self._n}"
         self._n += 1
-        fd = os.open(_path(name), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        path = _path(name)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.ftruncate(fd, size)
+            try:    # reserve the space now: a full /dev/shm is an OSError here, not a SIGBUS when written
+                os.posix_fallocate(fd, 0, size)
+            except OSError as e:
+                os.close(fd)
+                fd = -1
+                unlink(name)
+                raise OSError(e.errno, f"ember shared memory: cannot reserve {size} bytes in {shm_dir()} ({e.strerror}); "
+                                       "free space there or use fewer / smaller values at once") from None
+            except AttributeError:  # no posix_fallocate on this system
+                os.ftruncate(fd, size)
             self._own[name] = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
                                         prot=mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
         return name
 
     def release(self, name: str) -> None:
