@@ -85,6 +85,11 @@ install: apt-deps py-deps
 SAN_CMAKE = cmake -S . -B build/$(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=$(2) -DEMBER_TESTS=ON \
             -DEMBER_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(PY)) > /dev/null
 SAN_STAGE = rm -rf build/$(1)/pkg && mkdir -p build/$(1)/pkg && cp -r python/ember build/$(1)/pkg/ && cp build/$(1)/_ember*.so build/$(1)/pkg/ember/
+# The ASan runtime must come first in the process, and an uninstrumented python3 has no libstdc++: preloading
+# libasan alone leaves its __cxa_throw interceptor without the real function (resolved once, at start-up,
+# before the extension loads libstdc++), so the first C++ exception thrown aborts with "CHECK failed:
+# real___cxa_throw != 0" (google/sanitizers#934). Preloading libstdc++ right after libasan fixes that.
+ASAN_PRELOAD = $$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath .ci/tsan.supp)"
 
@@ -93,7 +98,10 @@ test-asan: apt-deps py-deps
 	cmake --build build/asan -j$(JOBS) --target ember_tests _ember
 	cd build/asan && $(ASAN_ENV) ctest --output-on-failure -j$(JOBS)
 	$(call SAN_STAGE,asan)
-	$(ASAN_ENV) LD_PRELOAD=$$(gcc -print-file-name=libasan.so) PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -p no:cacheprovider tests/python
+	@# the extension must really be instrumented (a dropped flag would make this run vacuously clean)
+	nm -D --undefined-only build/asan/pkg/ember/_ember*.so | grep -q __asan_report_load8
+	nm -D --undefined-only build/asan/pkg/ember/_ember*.so | grep -q __ubsan_handle_
+	$(ASAN_ENV) LD_PRELOAD="$(ASAN_PRELOAD)" PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -p no:cacheprovider tests/python
 
 test-tsan: apt-deps py-deps
 	$(call SAN_CMAKE,tsan,thread)
