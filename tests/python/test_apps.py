@@ -38,6 +38,30 @@ def test_packing_roundtrip_and_errors():
         p.pack_batch(np.zeros((99, 31)))
     with pytest.raises(ValueError, match="more than"):
         Packing(slots=16, features=31, samples=1).R
+    with pytest.raises(ValueError, match="lanes"):
+        Packing(slots=64, features=3, samples=200).lanes    # 25 ciphertexts of 2 x 16 rows, rows of 4 columns
+    # the layouts: inner-product vector c holds pair r's features from slot r F + c on (wrapping into row r + 1);
+    # gradient vector k holds, at (r, j), feature j of the pair that the lane rotation by k brings there
+    q = Packing(slots=32, features=4, samples=40)           # F = 4, R = 8, 3 ciphertexts, 4 lanes
+    Z = np.arange(1, 161, dtype=float).reshape(40, 4)
+    vecs = q.pack_batch(Z)
+    assert len(vecs) == q.vectors == 7
+    pairs = np.zeros((4, 8, 4), complex)
+    for i in range(40):
+        g, r = divmod(i, 8)
+        pairs[g // 2, r] += Z[i] * (1j if g % 2 else 1)
+    for c in range(3):
+        for r in range(8):
+            window = np.roll(vecs[c], -(r * 4 + c))[:4]
+            assert np.allclose(sorted(window, key=lambda z: (z.real, z.imag)),
+                               sorted(pairs[c, r], key=lambda z: (z.real, z.imag)))
+            assert np.allclose(window, np.roll(pairs[c, r], -c))  # feature (slot mod F) of pair r
+    for k in range(4):
+        g = vecs[3 + k].reshape(8, 4)
+        for r in range(8):
+            for j in range(4):
+                rr = (r + (j + k >= 4)) % 8
+                assert g[r, j] == pairs[(j + k) % 4, rr, j]
 
 
 def _bc_batch(n):
@@ -46,14 +70,17 @@ def _bc_batch(n):
     return (np.where(y == 1, 1.0, -1.0)[:, None] * Xs)[:n]
 
 
-def test_encrypted_iterations_match_float64():
-    """Three Nesterov iterations on ciphertexts (N = 2^12, scale 2^40, two ciphertexts of 128 samples x 31
-    features: the real and imaginary halves) against the float64 recurrence on the same batch: |w - w64| <= 1e-4
-    (the CKKS error, ~2^-25 per operation, grown by the 256-term sums and three steps)."""
+@pytest.mark.parametrize("samples,lanes", [(200, 2), (300, 4)])
+def test_encrypted_iterations_match_float64(samples, lanes):
+    """Three Nesterov iterations on ciphertexts (N = 2^12, scale 2^40; 200 samples x 31 features: two
+    ciphertexts of 2 x 64 rows, the real and imaginary halves; 300 samples: three, and a fourth, empty, lane)
+    against the float64 recurrence on the same batch: |w - w64| <= 1e-4 (the CKKS error, ~2^-25 per
+    operation, grown by the 256-term sums and three steps)."""
     params = ember.CkksParams(log_n=12, levels=13, log_scale=40, first_mod_bits=50, dnum=3, insecure=True)
     ctx = ember.Context(params, threads=2)
-    Z = _bc_batch(200)                                  # 200 samples -> 2 ciphertexts of 2 x 64 rows
+    Z = _bc_batch(samples)
     pk = Packing(ctx.slots, Z.shape[1], len(Z))
+    assert pk.lanes == lanes and pk.vectors == pk.ciphertexts + lanes
     keys = ctx.keygen(rotations=pk.rotations(), conjugation=True)
     coeffs = sigmoid_poly(3, 16.0)
     sched = nesterov_schedule(3, 1.0, 0.3)

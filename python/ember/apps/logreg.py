@@ -19,16 +19,28 @@ measure): a1 = 0.150094, a3 = -0.00159204, max |error| 0.114 on the interval -- 
 :func:`sigmoid_poly` fits any odd degree; the encrypted path evaluates degree 3.
 
 Packing (:class:`Packing`). Features are padded to F (a power of two); a ciphertext of S slots holds R = S / F
-rows; sample i of a batch is row i mod R of group i // R, and groups 2c, 2c + 1 are the real and imaginary
-parts of ciphertext c (slot r F + j holds z[2cR + r, j] + i z[(2c+1)R + r, j]). The weights v (and w) are one
-real ciphertext, the F weights repeated in every row. One iteration:
+rows; sample i of a batch is row i mod R of group i // R, and groups 2c, 2c + 1 make pair r = (row r of 2c) +
+i (row r of 2c + 1) of ciphertext c < C. The weights v (and w) are one real ciphertext, the F weights repeated
+in every row (feature j in the slots = j mod F). A batch is encrypted twice (the data owner's work, once):
+- the inner-product layout, C ciphertexts: ciphertext c holds pair r in the F slots from r F + c on (feature j
+  in the slot = j mod F, the first c columns taken from the next row), so that pair r's inner product, the sum
+  of those F slots, lands in column c of row r;
+- the gradient layout, Q ciphertexts (Q = C rounded up to a power of two, the *lanes*): ciphertext k holds at
+  (row r, column j) feature j of pair r' of ciphertext (j + k) mod Q, r' = r + [j + k >= F] (mod R).
+One iteration:
 
-1. S_c = rowsum_F(Z_c * v): F-column sums by log2 F rotations; slot r F holds ip_a + i ip_b of the two rows;
-2. G_c = m * conj(g(Re S_c) + i g(Im S_c)) with the column-0 mask m and the step constant folded into the
+1. S_c = Z_c * v summed over F consecutive slots (log2 F rotations): slot (r, c) holds ip_a + i ip_b of pair r;
+2. G_c = m_c * conj(g(Re S_c) + i g(Im S_c)) with the column-c mask m_c and the step constant folded into the
    coefficients, from S and conj(S): g(x) - i g(y) = g0 (1 - i) + g1 conj(S) + (g3 / 4) S (S^2 + 3 conj(S)^2)
    (since x^3 - i y^3 = (S^3 + 3 conj(S)^2 S) / 4); depth 2, one conjugation;
-3. replicate column 0 over the row (log2 F rotations), multiply by Z_c: the real part is
-   g(ip_a) z_a + g(ip_b) z_b; add over c, sum the R rows (log2 R rotations), add the conjugate (real part).
+3. T = sum_c G_c (column c: lane c) is replicated over the row once for all ciphertexts (log2(F / Q)
+   rotations: column j holds lane j mod Q); its rotations by k = 1 .. Q - 1 (hoisted: one decomposition) bring
+   lane (j + k) mod Q to column j, which is what the gradient layout's ciphertext k holds there; the real part
+   of sum_k rot(T, k) * Z'_k is sum g(ip_a) z_a + g(ip_b) z_b over the pairs; sum the R rows (log2 R
+   rotations), add the conjugate (the real part).
+
+Rotations per iteration: C log2 F + log2(F / Q) + log2 R, and Q - 1 hoisted (HELR's layout, replicating each
+ciphertext's sigmoid over its rows, needs C (2 log2 F) + log2 R).
 
 Four levels per iteration. The momentum constants are folded so that v_{t+1} is four levels below v_t:
 E = (1 - eta) (alpha / n) sum g z comes out of step 3, v_{t+1} = (1 - eta) v_t + eta w_t + E and
@@ -118,25 +130,70 @@ class Packing:
 
     @property
     def ciphertexts(self) -> int:
+        """Ciphertexts of the inner-product layout (two sample groups each: real and imaginary parts)."""
         return -(-self.samples // (2 * self.R))
 
+    @property
+    def lanes(self) -> int:
+        """Q: the ciphertexts rounded up to a power of two; also the ciphertexts of the gradient layout."""
+        q = 1 << max(0, (self.ciphertexts - 1).bit_length())
+        if q > self.F:
+            raise ValueError(f"Packing: {self.ciphertexts} ciphertexts per batch need more lanes than the {self.F} "
+                             f"columns of a row; use smaller batches")
+        return q
+
+    @property
+    def vectors(self) -> int:
+        """Slot vectors (ciphertexts) per batch: `ciphertexts` in the inner-product layout, then `lanes` in the
+        gradient layout."""
+        return self.ciphertexts + self.lanes
+
     def rotations(self) -> list[int]:
-        F, S = self.F, self.slots
+        F, S, Q = self.F, self.slots, self.lanes
         steps = [1 << k for k in range(F.bit_length() - 1)]                    # sums over the F columns
-        steps += [-s for s in steps]                                           # replication over the row
+        steps += [-(Q << k) for k in range((F // Q).bit_length() - 1)]         # replication over the row
+        steps += list(range(1, Q))                                             # the lanes (hoisted)
         steps += [F << k for k in range((S // F).bit_length() - 1)]             # sums over the R rows
         return sorted(set(steps))
 
-    def pack_batch(self, Z: np.ndarray) -> list[np.ndarray]:
-        """Slot vectors (complex) of the batch Z (samples x features), ciphertext c = groups 2c + i (2c + 1)."""
+    def _groups(self, Z: np.ndarray) -> np.ndarray:
+        """(2 C, R, F): sample i of the batch is row i mod R of group i // R (zero padding)."""
         n, f = Z.shape
         if n != self.samples or f != self.features:
             raise ValueError(f"Packing: batch of shape {Z.shape}, expected ({self.samples}, {self.features})")
         R, F = self.R, self.F
         full = np.zeros((2 * self.ciphertexts * R, F))
         full[:n, :f] = Z
-        groups = full.reshape(2 * self.ciphertexts, R * F)
-        return [groups[2 * c] + 1j * groups[2 * c + 1] for c in range(self.ciphertexts)]
+        return full.reshape(2 * self.ciphertexts, R, F)
+
+    def pack_batch(self, Z: np.ndarray) -> list[np.ndarray]:
+        """The slot vectors (complex) of the batch Z (samples x features): first the `ciphertexts` vectors of the
+        inner-product layout, then the `lanes` vectors of the gradient layout (see the module docstring).
+
+        Inner-product layout, ciphertext c: pair r = (row r of group 2c) + i (row r of group 2c + 1) occupies the
+        F slots from r F + c (feature j at the slot = j mod F: columns < c come from the next slot row), so that
+        its inner product lands in column c. Gradient layout, vector k: slot (r, j) holds feature j of the pair
+        whose g the lane rotation by k brings there: pair r' of ciphertext c = (j + k) mod Q, r' = r + [j + k >= F]
+        (mod R); zero for the padding lanes c >= C."""
+        G = self._groups(Z)
+        R, F, C, Q = self.R, self.F, self.ciphertexts, self.lanes
+        pairs = np.zeros((Q, R, F), dtype=np.complex128)
+        pairs[:C] = G[0::2] + 1j * G[1::2]
+        cols = np.arange(F)
+        out = []
+        for c in range(C):
+            v = pairs[c].copy()
+            v[:, :c] = np.roll(pairs[c], 1, axis=0)[:, :c]    # slot (r, j < c) belongs to pair r - 1
+            out.append(v.reshape(-1))
+        for k in range(Q):
+            v = np.empty((R, F), dtype=np.complex128)
+            cross = cols + k >= F
+            lane = (cols + k) % Q
+            for r in range(R):
+                rr = np.where(cross, (r + 1) % R, r)
+                v[r] = pairs[lane, rr, cols]
+            out.append(v.reshape(-1))
+        return out
 
     def pack_weights(self, w: np.ndarray) -> np.ndarray:
         row = np.zeros(self.F)
@@ -147,9 +204,9 @@ class Packing:
         """The weights from a decrypted weight vector (the mean over the R copies)."""
         return np.asarray(slots).real.reshape(self.R, self.F).mean(axis=0)[: self.features]
 
-    def column_mask(self) -> np.ndarray:
+    def column_mask(self, column: int = 0) -> np.ndarray:
         m = np.zeros(self.slots)
-        m[:: self.F] = 1.0
+        m[column:: self.F] = 1.0
         return m
 
 
@@ -182,23 +239,30 @@ def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
 
 
 def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, coeffs, kappa: complex) -> Ciphertext:
-    """kappa * sum_i g(z_i . v) z_i (real, in every row) -- steps 1 to 3 of the module docstring.
+    """kappa * sum_i g(z_i . v) z_i (real, in every row) -- steps 1 to 3 of the module docstring; Zc are the
+    packing's `vectors` ciphertexts of one batch (inner-product layout, then gradient layout).
     Four levels below v (Zc at v's level or above)."""
     g0, g1, _, g3 = _g_coeffs(coeffs)[:4] if len(coeffs) == 4 else (None,) * 4
     if g0 is None:
         raise ValueError("encrypted_gradient: the encrypted path evaluates a degree-3 sigmoid")
-    F, R = packing.F, packing.R
+    if len(Zc) != packing.vectors:
+        raise ValueError(f"encrypted_gradient: {len(Zc)} ciphertexts, the packing has {packing.vectors} per batch")
+    F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
     col = [1 << k for k in range(F.bit_length() - 1)]
     rows = [F << k for k in range(R.bit_length() - 1)]
-    mk = packing.column_mask() * (kappa / 2.0)  # / 2: the real part is taken as P + conj(P)
-    total = None
-    for z in Zc:
-        s = _rotsum(z * v, col)
+    T = None
+    for c, z in enumerate(Zc[:C]):
+        mk = packing.column_mask(c) * (kappa / 2.0)  # / 2: the real part is taken as P + conj(P)
+        s = _rotsum(z * v, col)                      # pair r's inner product in slot (r, c)
         sb = s.conjugate()
         cubic = (s * (mk * (g3 / 4.0))) * (s * s + 3 * (sb * sb))
         gc = cubic + sb * (mk * g1) + mk * (g0 * (1 - 1j))
-        gc = _rotsum(gc, [-k for k in col])
-        p = gc * z
+        T = gc if T is None else T + gc               # lane c: column c
+    T = _rotsum(T, [-(Q << k) for k in range((F // Q).bit_length() - 1)])   # column j: lane j mod Q
+    lanes = [T] + (T.rotate_many(range(1, Q)) if Q > 1 else [])
+    total = None
+    for k, u in enumerate(lanes):
+        p = u * Zc[C + k]
         total = p if total is None else total + p
     total = _rotsum(total, rows)
     return total + total.conjugate()
