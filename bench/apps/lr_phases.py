@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--log-n", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--insecure", action="store_true")
+    ap.add_argument("--levels", type=int, default=None)
+    ap.add_argument("--bootstrap-option", action="append", metavar="KEY=VALUE")
     a = ap.parse_args()
     from ember.apps import demo, logreg
     for name, phase in PHASES.items():
@@ -60,7 +62,7 @@ def main():
     import ember.apps.logreg as lr_mod
     lr_mod.train_encrypted = train
     rec = demo.run_lr(dataset=a.dataset, iterations=a.iterations, log_n=a.log_n, threads=a.threads,
-                      insecure=a.insecure)
+                      insecure=a.insecure, levels=a.levels, bootstrap_options=demo._boot_options(a.bootstrap_option))
     it = max(1, rec["iterations"])
     rec["phases"] = {p: dict(count=c, seconds=round(s, 3), per_iteration_s=round(s / it, 3))
                      for p, (c, s) in sorted(stats.items())}

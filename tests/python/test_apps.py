@@ -250,3 +250,14 @@ def test_resnet20_full_graph():
     e = graphs.resnet20_expected()
     c = g.op_counts()
     assert c["mod_raise"] == 18 and c["rotate"] == e["channel_rotations"] + 19
+
+
+def test_demo_bootstrap_options_parse():
+    from ember.apps.demo import _boot_options
+    assert _boot_options(None) is None
+    assert _boot_options(["arcsin=false", "cheb_degree=63", "input_bound=1.5"]) == dict(
+        arcsin=False, cheb_degree=63, input_bound=1.5)
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        _boot_options(["arcsin"])
+    with pytest.raises(ValueError, match="not a boolean or a number"):
+        _boot_options(["arcsin=maybe"])

@@ -18,7 +18,22 @@ LR_PRESETS = {
 }
 
 
-_REPO_CPU_TABLE = __import__("pathlib").Path(__file__).resolve().parents[3] / "bench" / "sched" / "cpu_n16_2t.json"
+#: Published ResNet-20 (CIFAR-10, one image) latencies, next to which Ember's predicted times are shown.
+RESNET20_PUBLISHED = [
+    dict(system="Lee et al. ICML'22 (multiplexed parallel convolutions, SEAL)", device="CPU (AMD Threadripper PRO "
+         "3995WX)", seconds=2271.0, source="E. Lee et al., Low-Complexity Deep Convolutional Neural Networks on "
+         "FHE Using Multiplexed Parallel Convolutions, ICML 2022 (PMLR 162), latency of one image; the abstract "
+         "states 4.67x below Lee et al. IEEE Access 2022"),
+    dict(system="Lee et al. IEEE Access 2022 (SEAL)", device="CPU", seconds=10602.0,
+         source="J.-W. Lee et al., Privacy-Preserving Machine Learning With FHE for Deep Neural Network, "
+                "IEEE Access 10, 2022, as compared in ICML'22"),
+    dict(system="Cheddar", device="NVIDIA H100", seconds=1.05,
+         source="W. Choi, J. Kim, J. H. Ahn, Cheddar: A Swift FHE Library Designed for GPU Architectures, "
+                "ASPLOS 2026 (the figure issue 13 quotes)"),
+]
+
+_REPO_CPU_TABLES = [__import__("pathlib").Path(__file__).resolve().parents[3] / "bench" / "sched" / "cpu_n16_2t.json",
+                    __import__("pathlib").Path("bench") / "sched" / "cpu_n16_2t.json"]
 
 
 class _Progress:
@@ -66,8 +81,10 @@ def _load(dataset: str, samples: int, features: int, seed: int):
 def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, learning_rate: Optional[float] = None,
            decay: Optional[float] = None, sigmoid_interval: Optional[float] = None, batch_size: Optional[int] = None,
            log_n: int = 16, threads: int = 2, samples: int = 1024, features: int = 255, seed: int = 0,
-           insecure: bool = False, png: Optional[str] = None, progress: bool = False) -> dict:
-    """Train on encrypted data, the float64 twin and scikit-learn on the same split; returns the record."""
+           insecure: bool = False, png: Optional[str] = None, progress: bool = False, levels: Optional[int] = None,
+           bootstrap_options: Optional[dict] = None) -> dict:
+    """Train on encrypted data, the float64 twin and scikit-learn on the same split; returns the record.
+    levels, bootstrap_options: EncryptedLogisticRegression's (None: its defaults)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
@@ -86,8 +103,9 @@ def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, lea
     else:
         Xtr, Xte, ytr, yte = datasets.train_test_split(X, y, seed=seed)
 
+    extra = {k: v for k, v in dict(levels=levels, bootstrap_options=bootstrap_options).items() if v is not None}
     enc = EncryptedLogisticRegression(**hp, batch_size=batch_size, log_n=log_n, threads=threads, insecure=insecure,
-                                      random_state=seed)
+                                      random_state=seed, **extra)
     with _Progress(progress, f"ember demo lr ({dataset})") as bar:
         def on_iter(t, log):
             bar.advance(f"level {log.levels[-1][0]}, {log.bootstraps} bootstraps, {log.seconds:.1f} s")
@@ -195,8 +213,8 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
         plat = load_platform(platform)
         table = CostTable()
         files = list(costs_files or [])
-        if not files and (_REPO_CPU_TABLE.is_file()):   # this CPU measured at N = 2^16 (bench/sched), in a checkout
-            files = [str(_REPO_CPU_TABLE)]
+        if not files:   # this CPU measured at N = 2^16 (bench/sched), from a checkout (its root or the package's)
+            files = [str(f) for f in _REPO_CPU_TABLES if f.is_file()][:1]
         for f in files:
             table.merge(CostTable.load(f))
         costs = default_costs(g, plat, table)
@@ -212,11 +230,21 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
     single = {m: float(sum(costs.node_seconds(n, m) for n in g.nodes))   # the whole graph on one device
               for m in sorted({d.model for d in plat.devices})}
     modelled = sorted({d.model for d in plat.devices if costs.source(d.model) == "modelled"})
+    for m in sorted(table.devices):                 # measured tables beyond the platform's (this CPU: cpu-2t)
+        if m not in single and table.source(m) == "measured":
+            single[m] = float(sum(table.node_seconds(n, m) for n in g.nodes))
+    label = {"cpu": "this CPU (simulator at its calibrated kernel rates)", "cpu-2t": "this CPU, 2 threads",
+             "cpu-1t": "this CPU, 1 thread", "h100": "NVIDIA H100", "fpga-u280": "AMD/Xilinx Alveo U280"}
+    comparison = [dict(system="Ember (predicted)", device=label.get(m, m), model=m, seconds=v,
+                       basis="MODELLED" if m in modelled else "measured per-op costs, summed (one device, serial)")
+                  for m, v in single.items()] + [dict(r, basis="published") for r in RESNET20_PUBLISHED]
     rec = dict(app="resnet", program=g.meta.get("program"), log_n=log_n, nodes=len(g), op_counts=c,
                bootstraps=c.get("mod_raise", 0), relus=e["relus"], convolutions=e["convolutions"],
                platform=plat.name, makespan_s=scheds, device_seconds=single, modelled_devices=modelled,
-               note="device times are MODELLED by ember.sim unless measured; published: Lee et al. ICML'22 CPU, "
-                    "Cheddar 1.05 s on an H100", capture_seconds=capture_s, params=g.meta.get("params"))
+               comparison=comparison,
+               note="device times are MODELLED by ember.sim unless measured (modelled_devices); in `comparison`, "
+                    "the rows marked published are the papers' own measurements on their machines",
+               capture_seconds=capture_s, params=g.meta.get("params"))
     if png:
         import pathlib
         pathlib.Path(png).mkdir(parents=True, exist_ok=True)
@@ -244,6 +272,29 @@ def _emit(rec: dict, as_json: bool):
     Console().print(t)
 
 
+def _boot_options(items) -> Optional[dict]:
+    """KEY=VALUE strings -> a dict of bootstrapping options (true/false, integers, floats)."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--bootstrap-option: expected KEY=VALUE, got {item!r}")
+        low = value.strip().lower()
+        if low in ("true", "false"):
+            out[key] = low == "true"
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                try:
+                    out[key] = float(value)
+                except ValueError:
+                    raise ValueError(f"--bootstrap-option {key}: {value!r} is not a boolean or a number") from None
+    return out
+
+
 def _main(args) -> int:
     progress = sys.stderr.isatty() and not args.no_progress
     t = time.perf_counter()
@@ -252,7 +303,8 @@ def _main(args) -> int:
             rec = run_lr(dataset=args.dataset, iterations=args.iterations, learning_rate=args.learning_rate,
                          decay=args.decay, sigmoid_interval=args.sigmoid_interval, batch_size=args.batch_size,
                          log_n=args.log_n, threads=args.threads, samples=args.samples, features=args.features,
-                         seed=args.seed, insecure=args.insecure, png=args.png, progress=progress)
+                         seed=args.seed, insecure=args.insecure, png=args.png, progress=progress,
+                         levels=args.levels, bootstrap_options=_boot_options(args.bootstrap_option))
         elif args.app == "resnet":
             rec = run_resnet(log_n=args.log_n, symbolic=args.symbolic, platform=args.platform, progress=progress,
                              png=args.png, costs_files=args.costs)
@@ -287,6 +339,10 @@ def add_parser(sub) -> None:
     g.add_argument("--batch-size", type=int, default=None)
     g.add_argument("--log-n", type=int, default=16, help="ring dimension (16: 128-bit bootstrapping)")
     g.add_argument("--insecure", action="store_true", help="allow rings below 128-bit security (log-n < 16)")
+    g.add_argument("--levels", type=int, default=None,
+                   help="computation levels above bootstrapping (default 9: two iterations per bootstrapping)")
+    g.add_argument("--bootstrap-option", action="append", metavar="KEY=VALUE",
+                   help="a CkksParams.bootstrappable option for training's bootstrapping, e.g. arcsin=false")
     g.add_argument("--samples", type=int, default=1024, help="synthetic: samples")
     g.add_argument("--features", type=int, default=255, help="synthetic: features (a bias column is added)")
     c = d.add_argument_group("cnn")
