@@ -91,7 +91,11 @@ SAN_STAGE = rm -rf build/$(1)/pkg && mkdir -p build/$(1)/pkg && cp -r python/emb
 # real___cxa_throw != 0" (google/sanitizers#934). Preloading libstdc++ right after libasan fixes that.
 ASAN_PRELOAD = $$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath .ci/tsan.supp)"
+# gcc 12's TSan assumes the address-space layout of vm.mmap_rnd_bits <= 28; kernels that randomise more
+# (32 bits: seen on a CI machine) make every TSan process die at start ("unexpected memory mapping" or a bare
+# segfault) before a test runs. .ci/no-aslr runs the command with ASLR off for that one process (setarch -R),
+# which TSan's layout always accepts; it says so and fails if the personality call is refused.
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath .ci/tsan.supp)" .ci/no-aslr
 
 test-asan: apt-deps py-deps
 	$(call SAN_CMAKE,asan,address)

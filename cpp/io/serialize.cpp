@@ -225,8 +225,10 @@ void fail_unreduced(const char* fn, const std::string& field, std::size_t limb, 
 }
 
 /// Whether any of src[0..n) is >= q. Compiled for AVX-512 too (one compare does 8 words; chosen at run time
-/// where the CPU has it), so that checking a limb costs a fraction of copying it.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/// where the CPU has it), so that checking a limb costs a fraction of copying it. Not under TSan: the clones'
+/// ifunc resolver runs while the dynamic loader relocates, before TSan has started, and its instrumented entry
+/// crashed every TSan binary at load (a bare SIGSEGV).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 bool any_unreduced(const u64* src, std::size_t n, u64 q) {
