@@ -16,6 +16,8 @@
 
 using namespace ember;
 using detail::Twiddles;
+using Scalar = void (*)(u64*, const NttTables&);
+using Simd = void (*)(u64*, const NttTables&, detail::NttPrefetch*, Twiddles);
 
 namespace {
 
@@ -53,25 +55,20 @@ int main() {
                 const bool ok = path == 0 ? detail::ntt_ifma_supported(tb) : detail::ntt_avx512_supported(tb);
                 if (!ok) continue;
                 for (Twiddles tw : {Twiddles::kFull, Twiddles::kCompact}) {
-                    for (const auto& a : inputs(n, qs[0], 1000 + lg * 31 + b)) {
+                    // The SIMD transform (ifma or avx512 by path) of a against the scalar one; false (printed) on a mismatch.
+                    auto same = [&](const std::vector<u64>& a, const char* dir, Scalar scalar, Simd ifma, Simd avx512) {
                         auto want = a, got = a;
-                        ntt_forward_scalar(want.data(), tb);
-                        if (path == 0) detail::ntt_forward_ifma(got.data(), tb, nullptr, tw);
-                        else detail::ntt_forward_avx512(got.data(), tb, nullptr, tw);
-                        if (got != want) {
-                            std::printf("MISMATCH forward path=%s layout=%d n=%zu q=%llu\n", path ? "avx512" : "ifma",
-                                        int(tw), n, static_cast<unsigned long long>(qs[0]));
-                            return 1;
-                        }
-                        want = a, got = a;
-                        ntt_inverse_scalar(want.data(), tb);
-                        if (path == 0) detail::ntt_inverse_ifma(got.data(), tb, nullptr, tw);
-                        else detail::ntt_inverse_avx512(got.data(), tb, nullptr, tw);
-                        if (got != want) {
-                            std::printf("MISMATCH inverse path=%s layout=%d n=%zu q=%llu\n", path ? "avx512" : "ifma",
-                                        int(tw), n, static_cast<unsigned long long>(qs[0]));
-                            return 1;
-                        }
+                        scalar(want.data(), tb);
+                        if (path == 0) ifma(got.data(), tb, nullptr, tw);
+                        else avx512(got.data(), tb, nullptr, tw);
+                        if (got == want) return true;
+                        std::printf("MISMATCH %s path=%s layout=%d n=%zu q=%llu\n", dir, path ? "avx512" : "ifma", int(tw), n,
+                                    static_cast<unsigned long long>(qs[0]));
+                        return false;
+                    };
+                    for (const auto& a : inputs(n, qs[0], 1000 + lg * 31 + b)) {
+                        if (!same(a, "forward", ntt_forward_scalar, detail::ntt_forward_ifma, detail::ntt_forward_avx512)) return 1;
+                        if (!same(a, "inverse", ntt_inverse_scalar, detail::ntt_inverse_ifma, detail::ntt_inverse_avx512)) return 1;
                         ++checked[path][int(tw)];
                     }
                 }

@@ -74,19 +74,7 @@ void old_convert(const BaseConverter& cv, const u64* const* in, u64* const* out,
     u64 v[B];
     for (std::size_t c0 = begin; c0 < end; c0 += B) {
         const std::size_t nb = std::min(B, end - c0);
-        for (std::size_t i = 0; i < k; ++i) {
-            const u64 q = from[i].q, w = cv.qhat_inv[i].w, wp = cv.qhat_inv[i].wp;
-            const u64* src = in[i] + c0;
-            u64* dst = y + i * B;
-            for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
-        }
-        if (centered) {
-            for (std::size_t t = 0; t < nb; ++t) {
-                double frac = 0;
-                for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * cv.inv_q[i];
-                v[t] = static_cast<u64>(std::llround(frac));
-            }
-        }
+        cv.scale_block(in, c0, nb, y, B, v, centered);  // unchanged from the old code but for the zero padding
         for (std::size_t j = 0; j < m; ++j) {
             const Modulus& p = to[j];
             const u64* row = cv.qhat_mod_p[j].data();

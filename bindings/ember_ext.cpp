@@ -103,6 +103,25 @@ struct ContextCore {
 
 using Core = std::shared_ptr<ContextCore>;
 
+/// Binds `name`(ctx, data, max_bytes=0): Read (an io/serialize.hpp reader) on any bytes-like object (bytes,
+/// bytearray, memoryview, mmap) in place; max_bytes 0 for the default bound. The buffer stays exported (it cannot
+/// be resized or freed) while it is parsed without the GIL. kShared: the object is returned in a shared_ptr (keys,
+/// which the Python objects share).
+template <auto Read, bool kShared>
+void def_reader(nb::module_& m, const char* name) {
+    m.def(
+        name,
+        [](const ContextCore& c, nb::handle b, std::size_t mx) {
+            bind::BufferView view(b);
+            const auto bytes = view.bytes();
+            nb::gil_scoped_release r;
+            auto x = Read(*c.ctx, bytes, ReadOptions{mx});
+            if constexpr (kShared) return std::make_shared<decltype(x)>(std::move(x));
+            else return x;
+        },
+        "ctx"_a, "data"_a, "max_bytes"_a = 0);
+}
+
 }  // namespace
 
 NB_MODULE(_ember, m) {
@@ -306,45 +325,12 @@ NB_MODULE(_ember, m) {
         nb::gil_scoped_release r;
         return checksum64(s.data(), s.size());
     });
-    // Readers take any bytes-like object (bytes, bytearray, memoryview, mmap) in place: max_bytes 0 for the
-    // default bound (io/serialize.hpp). The buffer stays exported (it cannot be resized or freed) while it is
-    // parsed without the GIL.
-    auto parse = [](const ContextCore& c, nb::handle b, std::size_t mx, auto&& f) {
-        bind::BufferView view(b);
-        const auto bytes = view.bytes();
-        nb::gil_scoped_release r;
-        return f(*c.ctx, bytes, ReadOptions{mx});
-    };
-    m.def("ciphertext_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::ciphertext_from_bytes(x, b, o); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
-    m.def("plaintext_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return ember::plaintext_from_bytes(x, b, o); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
-    m.def("public_key_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<PublicKey>(ember::public_key_from_bytes(x, b, o)); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
-    m.def("switching_key_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SwitchingKey>(ember::switching_key_from_bytes(x, b, o)); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
-    m.def("galois_keys_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<GaloisKeys>(ember::galois_keys_from_bytes(x, b, o)); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
-    m.def("secret_key_from_bytes",
-          [=](const ContextCore& c, nb::handle b, std::size_t mx) {
-              return parse(c, b, mx, [](const Context& x, std::span<const std::uint8_t> b, const ReadOptions& o) { return std::make_shared<SecretKey>(ember::secret_key_from_bytes(x, b, o)); });
-          },
-          "ctx"_a, "data"_a, "max_bytes"_a = 0);
+    def_reader<ember::ciphertext_from_bytes, false>(m, "ciphertext_from_bytes");
+    def_reader<ember::plaintext_from_bytes, false>(m, "plaintext_from_bytes");
+    def_reader<ember::public_key_from_bytes, true>(m, "public_key_from_bytes");
+    def_reader<ember::switching_key_from_bytes, true>(m, "switching_key_from_bytes");
+    def_reader<ember::galois_keys_from_bytes, true>(m, "galois_keys_from_bytes");
+    def_reader<ember::secret_key_from_bytes, true>(m, "secret_key_from_bytes");
     m.def("default_max_bytes", [](const ContextCore& c, const std::string& kind) {
         static const std::pair<const char*, SerialType> kinds[] = {{"ciphertext", SerialType::Ciphertext}, {"plaintext", SerialType::Plaintext},
                                                                    {"public_key", SerialType::PublicKey}, {"switching_key", SerialType::SwitchingKey},

@@ -71,29 +71,27 @@ void check_same(const char* op, const BigPoly& a, const BigPoly& b) {
                                     std::to_string(b.n) + ", log q = " + std::to_string(a.bits) + " vs " + std::to_string(b.bits) + ")");
 }
 
-void add(BigPoly& out, const BigPoly& a, const BigPoly& b, ThreadPool* pool) {
-    check_same("add", a, b);
+namespace {
+
+// out = a + b (kSub false) or a - b (kSub true), coefficient-wise mod 2^bits.
+template <bool kSub>
+void add_or_sub(const char* op, BigPoly& out, const BigPoly& a, const BigPoly& b, ThreadPool* pool) {
+    check_same(op, a, b);
     if (out.n != a.n || out.bits != a.bits) out = BigPoly::uninit(a.n, a.bits);
     const std::size_t w = a.words;
     for_ranges(a.n, pool, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
-            bigint::add(out.coeff(i), a.coeff(i), b.coeff(i), w);
+            bigint::add_or_sub<kSub>(out.coeff(i), a.coeff(i), b.coeff(i), w);
             bigint::mask_bits(out.coeff(i), w, a.bits);
         }
     });
 }
 
-void sub(BigPoly& out, const BigPoly& a, const BigPoly& b, ThreadPool* pool) {
-    check_same("sub", a, b);
-    if (out.n != a.n || out.bits != a.bits) out = BigPoly::uninit(a.n, a.bits);
-    const std::size_t w = a.words;
-    for_ranges(a.n, pool, [&](std::size_t b0, std::size_t b1) {
-        for (std::size_t i = b0; i < b1; ++i) {
-            bigint::sub(out.coeff(i), a.coeff(i), b.coeff(i), w);
-            bigint::mask_bits(out.coeff(i), w, a.bits);
-        }
-    });
-}
+}  // namespace
+
+void add(BigPoly& out, const BigPoly& a, const BigPoly& b, ThreadPool* pool) { add_or_sub<false>("add", out, a, b, pool); }
+
+void sub(BigPoly& out, const BigPoly& a, const BigPoly& b, ThreadPool* pool) { add_or_sub<true>("sub", out, a, b, pool); }
 
 void negate(BigPoly& out, const BigPoly& a, ThreadPool* pool) {
     if (out.n != a.n || out.bits != a.bits) out = BigPoly::uninit(a.n, a.bits);

@@ -23,24 +23,21 @@ inline void mask_bits(u64* a, std::size_t n, int bits) {
     for (std::size_t i = full + 1; i < n; ++i) a[i] = 0;
 }
 
+/// out = a + b (kSub false) or a - b (kSub true) mod 2^(64 n): one carry (borrow) chain; out may alias a or b.
+template <bool kSub>
+inline void add_or_sub(u64* out, const u64* a, const u64* b, std::size_t n) {
+    unsigned char c = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        unsigned long long s;
+        if constexpr (kSub) c = _subborrow_u64(c, a[i], b[i], &s);
+        else c = _addcarry_u64(c, a[i], b[i], &s);
+        out[i] = s;
+    }
+}
 /// out = a + b mod 2^(64 n) (out may alias a or b).
-inline void add(u64* out, const u64* a, const u64* b, std::size_t n) {
-    unsigned char c = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        unsigned long long s;
-        c = _addcarry_u64(c, a[i], b[i], &s);
-        out[i] = s;
-    }
-}
+inline void add(u64* out, const u64* a, const u64* b, std::size_t n) { add_or_sub<false>(out, a, b, n); }
 /// out = a - b mod 2^(64 n).
-inline void sub(u64* out, const u64* a, const u64* b, std::size_t n) {
-    unsigned char c = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        unsigned long long s;
-        c = _subborrow_u64(c, a[i], b[i], &s);
-        out[i] = s;
-    }
-}
+inline void sub(u64* out, const u64* a, const u64* b, std::size_t n) { add_or_sub<true>(out, a, b, n); }
 /// out = -a mod 2^(64 n).
 inline void neg(u64* out, const u64* a, std::size_t n) {
     unsigned char c = 0;

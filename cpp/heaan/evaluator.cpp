@@ -39,25 +39,25 @@ Aligned2 align(const Context& ctx, const char* op, const Ciphertext& x, const Ci
 
 }  // namespace
 
-Ciphertext Context::add(const Ciphertext& x, const Ciphertext& y) const {
-    auto al = align(*this, "add", x, y, true);
+namespace {
+
+/// x + y or x - y (PolyOp: heaan::add or heaan::sub on both polynomials), at the smaller modulus.
+template <void (*PolyOp)(BigPoly&, const BigPoly&, const BigPoly&, ThreadPool*)>
+Ciphertext add_or_sub(const Context& ctx, const char* op, const Ciphertext& x, const Ciphertext& y) {
+    auto al = align(ctx, op, x, y, true);
     Ciphertext out;
-    heaan::add(out.a, al.x().a, al.y().a, pool_.get());
-    heaan::add(out.b, al.x().b, al.y().b, pool_.get());
+    PolyOp(out.a, al.x().a, al.y().a, &ctx.pool());
+    PolyOp(out.b, al.x().b, al.y().b, &ctx.pool());
     out.log_scale = x.log_scale;
     out.slots = x.slots;
     return out;
 }
 
-Ciphertext Context::sub(const Ciphertext& x, const Ciphertext& y) const {
-    auto al = align(*this, "subtract", x, y, true);
-    Ciphertext out;
-    heaan::sub(out.a, al.x().a, al.y().a, pool_.get());
-    heaan::sub(out.b, al.x().b, al.y().b, pool_.get());
-    out.log_scale = x.log_scale;
-    out.slots = x.slots;
-    return out;
-}
+}  // namespace
+
+Ciphertext Context::add(const Ciphertext& x, const Ciphertext& y) const { return add_or_sub<heaan::add>(*this, "add", x, y); }
+
+Ciphertext Context::sub(const Ciphertext& x, const Ciphertext& y) const { return add_or_sub<heaan::sub>(*this, "subtract", x, y); }
 
 Ciphertext Context::negate(const Ciphertext& x) const {
     Ciphertext out;

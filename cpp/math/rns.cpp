@@ -139,21 +139,7 @@ void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* c
         auto reduce = [&](std::size_t j, u128 x) { return kFast ? red[j].reduce_fast(x) : red[j].reduce(x); };
         for (std::size_t c0 = begin; c0 < end; c0 += B) {
             const std::size_t nb = std::min(B, end - c0);
-            for (std::size_t i = 0; i < k; ++i) {
-                const u64 q = from[i].q, w = conv.qhat_inv[i].w, wp = conv.qhat_inv[i].wp;
-                const u64* src = in[i] + c0;
-                u64* dst = y + i * B;
-                for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
-                if (nb & 1) dst[nb] = 0;
-            }
-            if (centered) {
-                for (std::size_t t = 0; t < nb; ++t) {
-                    double frac = 0;
-                    for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * B + t]) * conv.inv_q[i];
-                    v[t] = static_cast<u64>(std::llround(frac));
-                }
-                if (nb & 1) v[nb] = 0;
-            }
+            conv.scale_block(in, c0, nb, y, B, v, centered);
             for (std::size_t jp = 0; jp < mp; ++jp) {
                 const std::size_t j0 = 2 * jp, j1 = j0 + 1;
                 const bool has1 = j1 < m;

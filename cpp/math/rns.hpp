@@ -7,6 +7,7 @@
 // used by hybrid key switching (ModUp, Algo 1) and ModDown (Algo 2); the u*Q term is absorbed in the noise.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -33,6 +34,29 @@ public:
 
     /// Same result through the plain per-coefficient formula (the reference the fast path is tested against).
     void convert_reference(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered = false) const;
+
+    /// First step of a blocked conversion, for coefficients [c0, c0 + nb) with nb <= stride: row i of y (at
+    /// y + i * stride) gets y_i = [x_i * Q~_i]_{q_i}, and with `centered` v[t] = round(sum_i y_i / q_i) (the v
+    /// above). An odd block gets a zero after its last coefficient in each row and in v (room for kernels that
+    /// take two coefficients at a time).
+    void scale_block(const u64* const* in, std::size_t c0, std::size_t nb, u64* y, std::size_t stride, u64* v, bool centered) const {
+        const std::size_t k = from_.size();
+        for (std::size_t i = 0; i < k; ++i) {
+            const u64 q = from_[i].q, w = qhat_inv[i].w, wp = qhat_inv[i].wp;
+            const u64* src = in[i] + c0;
+            u64* dst = y + i * stride;
+            for (std::size_t t = 0; t < nb; ++t) dst[t] = mul_shoup(src[t], w, wp, q);
+            if (nb & 1) dst[nb] = 0;
+        }
+        if (centered) {
+            for (std::size_t t = 0; t < nb; ++t) {
+                double frac = 0;
+                for (std::size_t i = 0; i < k; ++i) frac += static_cast<double>(y[i * stride + t]) * inv_q[i];
+                v[t] = static_cast<u64>(std::llround(frac));
+            }
+            if (nb & 1) v[nb] = 0;
+        }
+    }
 
     // Precomputed constants, public for tests and the CUDA backend.
     std::vector<MulConst> qhat_inv;            // Q~_i mod q_i, with Shoup companions (k)
