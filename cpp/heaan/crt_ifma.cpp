@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "heaan/crt.hpp"
@@ -85,23 +86,16 @@ inline void icrt_chunk(const u64* tp, std::size_t R, const u64* pd, std::size_t 
 
 using ChunkFn = void (*)(const u64*, std::size_t, const u64*, std::size_t, __m512i*, u64*, u64*);
 
-ChunkFn chunk_fn(int kc) {
-    switch (kc) {
-        case 1: return icrt_chunk<1>;
-        case 2: return icrt_chunk<2>;
-        case 3: return icrt_chunk<3>;
-        case 4: return icrt_chunk<4>;
-        case 5: return icrt_chunk<5>;
-        case 6: return icrt_chunk<6>;
-        case 7: return icrt_chunk<7>;
-        case 8: return icrt_chunk<8>;
-        case 9: return icrt_chunk<9>;
-        case 10: return icrt_chunk<10>;
-        case 11: return icrt_chunk<11>;
-        case 12: return icrt_chunk<12>;
-        default: return icrt_chunk<13>;
-    }
+/// icrt_chunk<K + 1> for K in the sequence (a plain array: std::array would drop __m512i's attributes).
+template <int... K>
+ChunkFn chunk_fn(int kc, std::integer_sequence<int, K...>) {
+    static constexpr ChunkFn table[] = {icrt_chunk<K + 1>...};
+    constexpr int kMax = static_cast<int>(sizeof...(K));
+    return table[kc >= 1 && kc <= kMax ? kc - 1 : kMax - 1];
 }
+
+/// icrt_chunk<kc>, kc in [1, 13] (13 for any larger kc).
+ChunkFn chunk_fn(int kc) { return chunk_fn(kc, std::make_integer_sequence<int, 13>{}); }
 
 /// Thread-local 64-byte aligned scratch, grown on demand.
 u64* scratch(WordVec& v, std::size_t words) {

@@ -241,25 +241,35 @@ Twiddles pick_twiddles(const NttTables& t, bool inverse) {
 
 }  // namespace detail
 
-void ntt_forward(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) {
+namespace {
+
+/// The dispatcher of ntt_forward (kInverse false) and ntt_inverse (true): the path choose() picks, the twiddle
+/// layout pick_twiddles() picks, and the prefetch of the next limb when there is one.
+template <bool kInverse>
+void ntt_dispatch(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) {
     const Path path = choose(t);
-    if (path == Path::kScalar) { ntt_forward_scalar(a, t); return; }
+    if (path == Path::kScalar) {
+        if constexpr (kInverse) ntt_inverse_scalar(a, t);
+        else ntt_forward_scalar(a, t);
+        return;
+    }
     detail::NttPrefetch pf(next, next && next_t ? next_t->n * sizeof(u64) : 0);
     detail::NttPrefetch* ppf = next && next_t ? &pf : nullptr;
-    const detail::Twiddles tw = detail::pick_twiddles(t, false);
-    if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
-    else detail::ntt_forward_avx512(a, t, ppf, tw);
+    const detail::Twiddles tw = detail::pick_twiddles(t, kInverse);
+    if constexpr (kInverse) {
+        if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
+        else detail::ntt_inverse_avx512(a, t, ppf, tw);
+    } else {
+        if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
+        else detail::ntt_forward_avx512(a, t, ppf, tw);
+    }
 }
 
-void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) {
-    const Path path = choose(t);
-    if (path == Path::kScalar) { ntt_inverse_scalar(a, t); return; }
-    detail::NttPrefetch pf(next, next && next_t ? next_t->n * sizeof(u64) : 0);
-    detail::NttPrefetch* ppf = next && next_t ? &pf : nullptr;
-    const detail::Twiddles tw = detail::pick_twiddles(t, true);
-    if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
-    else detail::ntt_inverse_avx512(a, t, ppf, tw);
-}
+}  // namespace
+
+void ntt_forward(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) { ntt_dispatch<false>(a, t, next, next_t); }
+
+void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* next_t) { ntt_dispatch<true>(a, t, next, next_t); }
 
 std::uint64_t ntt_mod_mul_count(const NttTables& t, bool inverse) {
     const std::uint64_t n = t.n, butterflies = n / 2 * static_cast<std::uint64_t>(t.log_n);

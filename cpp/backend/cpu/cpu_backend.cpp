@@ -82,36 +82,16 @@ public:
         });
         if (s.on()) io(s.c, out, 1, 1);
     }
-    void add(Limbs out, ConstLimbs a, ConstLimbs b) override {
-        check(out, a.size(), "add"); check(out, b.size(), "add");
-        trace::Scope s("add");
-        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_add(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
-    }
-    void sub(Limbs out, ConstLimbs a, ConstLimbs b) override {
-        check(out, a.size(), "sub"); check(out, b.size(), "sub");
-        trace::Scope s("sub");
-        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_sub(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
-    }
+    void add(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_add>("add", out, a, b, 0, 1, 2); }
+    void sub(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_sub>("sub", out, a, b, 0, 1, 2); }
     void neg(Limbs out, ConstLimbs a) override {
         check(out, a.size(), "neg");
         trace::Scope s("neg");
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_neg(out[l].data, a[l], n_of(out[l]), out[l].mod()); });
         if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 1, 1); }
     }
-    void mul(Limbs out, ConstLimbs a, ConstLimbs b) override {
-        check(out, a.size(), "mul"); check(out, b.size(), "mul");
-        trace::Scope s("mul");
-        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_mul(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_mul = elems(out); io(s.c, out, 2, 1); }
-    }
-    void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override {
-        check(out, a.size(), "mul_add"); check(out, b.size(), "mul_add");
-        trace::Scope s("mul_add");
-        pool_.parallel_for(out.size(), [&](std::size_t l) { vec_mul_add(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 3, 1); }
-    }
+    void mul(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_mul>("mul", out, a, b, 1, 0, 2); }
+    void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_mul_add>("mul_add", out, a, b, 1, 1, 3); }
     void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) override {
         if (a.size() != b.size() || a.empty()) throw std::invalid_argument("dot: need the same positive number of terms on both sides");
         for (std::size_t t = 0; t < a.size(); ++t) { check(out, a[t].size(), "dot"); check(out, b[t].size(), "dot"); }
@@ -211,6 +191,21 @@ private:
                 i = j < count ? j : claim.fetch_add(1);
             }
         });
+    }
+
+    /// out[l] = Kernel(a[l], b[l]) for every limb (vec_add, vec_sub, vec_mul, vec_mul_add: mul_add reads out
+    /// too), traced as `op`: `muls` modular multiplications and `adds` additions per element, `reads` arrays read.
+    template <auto Kernel>
+    void binary(const char* op, Limbs out, ConstLimbs a, ConstLimbs b, int muls, int adds, int reads) {
+        check(out, a.size(), op);
+        check(out, b.size(), op);
+        trace::Scope s(op);
+        pool_.parallel_for(out.size(), [&](std::size_t l) { Kernel(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
+        if (s.on()) {
+            s.c.mod_mul = static_cast<std::uint64_t>(muls) * elems(out);
+            s.c.mod_add = static_cast<std::uint64_t>(adds) * elems(out);
+            io(s.c, out, reads, 1);
+        }
     }
 
     static std::size_t n_of(const LimbRef& r) { return r.table->n; }
