@@ -78,6 +78,25 @@ bool attempt(F&& f) {
     }
 }
 
+/// Defines a deserialiser target: its libFuzzer entry point reads the input with READ(ctx, bytes) (a refusal
+/// ends it), checks that what was accepted is written by WRITE(ctx, obj) in a form READ accepts again, and
+/// hands the object to the body that follows the macro, `{ ... }`, which sees `w` (the world), `ctx` and
+/// `obj` (a `const TYPE&`) and puts it through the operations it must survive.
+#define EMBER_FUZZ_READER(TYPE, READ, WRITE)                                                                           \
+    static void use_accepted([[maybe_unused]] const ::ember::fuzz::World& w,                                           \
+                             [[maybe_unused]] const ::ember::Context& ctx, const TYPE& obj);                           \
+    extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {                                \
+        const ::ember::fuzz::World& w = ::ember::fuzz::world();                                                        \
+        const ::ember::Context& ctx = *w.ctx;                                                                          \
+        TYPE obj;                                                                                                      \
+        if (!::ember::fuzz::attempt([&] { obj = READ(ctx, ::ember::fuzz::as_span(data, size)); })) return 0;           \
+        (void)READ(ctx, WRITE(ctx, obj));                                                                              \
+        use_accepted(w, ctx, obj);                                                                                     \
+        return 0;                                                                                                      \
+    }                                                                                                                  \
+    static void use_accepted([[maybe_unused]] const ::ember::fuzz::World& w,                                           \
+                             [[maybe_unused]] const ::ember::Context& ctx, const TYPE& obj)
+
 /// Touches every decoded value (so that NaN or infinity coming out of garbage is computed, not skipped).
 inline void consume(const std::vector<cplx>& z) {
     volatile double s = 0;
