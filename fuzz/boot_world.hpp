@@ -7,21 +7,16 @@
 // its counterpart in the valid set, and the set bootstraps a ciphertext.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <vector>
-
 #include "circuits/bootstrap.hpp"
-#include "ckks/context.hpp"
-#include "fuzz_common.hpp"
+#include "fuzz_common.hpp"  // the world's headers (context, memory, vector) and secret_key()
 
 namespace ember::fuzz {
 
+/// 4 slots, two CoeffToSlot and two SlotToCoeff levels, a sparse secret of weight 16 for the encapsulation.
 inline BootstrapConfig boot_config() {
     BootstrapConfig c;
     c.slots = 4;
-    c.cts_levels = 2;
-    c.stc_levels = 2;
+    c.cts_levels = c.stc_levels = 2;
     c.ephemeral_weight = 16;
     return c;
 }
