@@ -14,7 +14,7 @@ VENV    := build/venv
 PY      := $(VENV)/bin/python
 JOBS    ?= $(shell nproc)
 APT_PKGS := cmake g++ make libssl-dev libgmp-dev libgtest-dev python3-venv python3-dev
-PY_PKGS  := numpy rich pytest scikit-build-core nanobind matplotlib "dask[distributed]"
+PY_PKGS  := numpy rich pytest scikit-build-core nanobind matplotlib "dask[distributed]" scikit-learn
 # clang and its runtimes (libFuzzer, sanitizers): only `make fuzz` needs them.
 FUZZ_APT_PKGS := clang libclang-rt-dev
 FUZZ_SECONDS ?= 60
@@ -72,7 +72,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 py-deps: $(PY)
-	@$(PY) -c "import numpy, rich, pytest, scikit_build_core, nanobind, matplotlib, distributed" 2>/dev/null || \
+	@$(PY) -c "import numpy, rich, pytest, scikit_build_core, nanobind, matplotlib, distributed, sklearn" 2>/dev/null || \
 	  $(PY) -m pip install -q --disable-pip-version-check $(PY_PKGS)
 
 install: apt-deps py-deps

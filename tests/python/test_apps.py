@@ -10,10 +10,8 @@ import pytest
 
 import ember
 
-pytest.importorskip("sklearn")
-
-from ember.apps import cnn, datasets  # noqa: E402
-from ember.apps.logreg import (EncryptedLogisticRegression, Float64LogisticRegression, Packing, Scaler,  # noqa: E402
+from ember.apps import cnn, datasets
+from ember.apps.logreg import (EncryptedLogisticRegression, Float64LogisticRegression, Packing, Scaler,
                                encrypted_iteration, float64_iteration, nesterov_schedule, sigmoid_poly,
                                sigmoid_poly_error, train_encrypted)
 

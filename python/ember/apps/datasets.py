@@ -9,24 +9,29 @@ from __future__ import annotations
 import numpy as np
 
 
-def _sklearn():
+def sklearn(module: str = "datasets"):
+    """scikit-learn's submodule `module` (the applications' data sets and reference models); a missing
+    scikit-learn raises ModuleNotFoundError saying how to install it."""
+    import importlib
     try:
-        from sklearn import datasets
-    except ModuleNotFoundError as e:  # pragma: no cover - the extra is declared in pyproject ("apps")
-        raise ModuleNotFoundError("ember.apps needs scikit-learn: pip install 'ember-fhe[apps]'") from e
-    return datasets
+        return importlib.import_module("sklearn." + module)
+    except ModuleNotFoundError as e:
+        if e.name is not None and e.name.split(".")[0] != "sklearn":
+            raise
+        raise ModuleNotFoundError("ember.apps needs scikit-learn: pip install 'ember-fhe[apps]' "
+                                  "(or scikit-learn)") from e
 
 
 def breast_cancer():
     """(X, y) with X 569 x 30 float64, y in {0, 1} (1 = benign)."""
-    X, y = _sklearn().load_breast_cancer(return_X_y=True)
+    X, y = sklearn().load_breast_cancer(return_X_y=True)
     return X.astype(np.float64), y.astype(np.int64)
 
 
 def digits(classes=None):
     """(X, y) of the 8 x 8 digits (pixels 0..16). With classes=(a, b): only those two, y = 1 for b (HELR's
     MNIST 3 vs 8 task on the small digits)."""
-    X, y = _sklearn().load_digits(return_X_y=True)
+    X, y = sklearn().load_digits(return_X_y=True)
     X = X.astype(np.float64)
     if classes is None:
         return X, y.astype(np.int64)

@@ -85,10 +85,9 @@ def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, lea
            bootstrap_options: Optional[dict] = None) -> dict:
     """Train on encrypted data, the float64 twin and scikit-learn on the same split; returns the record.
     levels, bootstrap_options: EncryptedLogisticRegression's (None: its defaults)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-
     from . import datasets
+    LogisticRegression = datasets.sklearn("linear_model").LogisticRegression
+    roc_auc_score = datasets.sklearn("metrics").roc_auc_score
     from .logreg import EncryptedLogisticRegression, Float64LogisticRegression, sigmoid_poly, sigmoid_poly_error
 
     hp = dict(LR_PRESETS[dataset])
