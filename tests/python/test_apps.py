@@ -259,3 +259,88 @@ def test_demo_bootstrap_options_parse():
         _boot_options(["arcsin"])
     with pytest.raises(ValueError, match="not a boolean or a number"):
         _boot_options(["arcsin=maybe"])
+
+
+# ---- one ResNet-20 block, encrypted and in float64 ------------------------------------------------------------------
+def _plain_ctx(log_n=16):
+    from ember.apps import resnet
+    return resnet.PlainContext(ember.CkksParams.bootstrappable(log_n=log_n, levels=15, log_scale=40,
+                                                               insecure=log_n < 16), user_level=15)
+
+
+@pytest.mark.parametrize("channels,grid,offset", [(16, 32, 0.0), (4, 8, 0.7), (3, 8, -0.25)])
+def test_resnet_conv_plain_twin_is_2d_convolution(channels, grid, offset):
+    """The multiplexed convolution (rotations, channel diagonals, plaintext products), run on the float64 plain
+    twin with stage0_weights, equals a direct zero-padded 3x3 convolution in image form (numpy einsum) to
+    1e-12: the layout, the rotation direction, the wrap-around of channels and the zero padding agree. Inputs with
+    a non-zero mean (a constant offset lights up every border), 3 channels tiling 2048 slots unevenly is refused."""
+    from ember.apps import resnet
+    rng = np.random.default_rng(7)
+    pc = _plain_ctx(16 if grid == 32 else 12)
+    if pc.slots % (channels * grid * grid):
+        with pytest.raises(ValueError, match="tile"):
+            resnet.to_slots(np.zeros((channels, grid, grid)), pc.slots)
+        return
+    img = rng.uniform(-1, 1, (channels, grid, grid)) + offset
+    k, b = rng.normal(0, 0.3, (channels, channels, 3, 3)), rng.normal(0, 0.3, channels)
+    y = resnet.conv(pc, pc.encrypt(resnet.to_slots(img, pc.slots)), channels, 1, *resnet.stage0_weights(k, b, pc.slots, grid),
+                    grid=grid)
+    want = resnet.conv2d_float64(img, k, b)
+    assert np.abs(y.v - resnet.to_slots(want, pc.slots)).max() < 1e-12
+    # the direct convolution itself against the definition, one output
+    c, yy, xx = 1, 0, grid - 1
+    naive = b[c] + sum(k[c, ci, ky, kx] * img[ci, yy + ky - 1, xx + kx - 1] for ci in range(channels)
+                       for ky in range(3) for kx in range(3)
+                       if 0 <= yy + ky - 1 < grid and 0 <= xx + kx - 1 < grid)
+    assert abs(want[c, yy, xx] - naive) < 1e-12
+    assert y.level == pc.user_level - 1
+
+
+def test_resnet_block_plain_twin_matches_image_form():
+    """The shared residual_block on the plain twin (stage 0, 16 channels, the weights run_block draws) equals
+    the block computed in image form (block_float64: numpy convolutions and numpy's chebval of the same ReLU) to
+    1e-12; the ReLU inputs stay inside [-1, 1]; the levels suffice (the twin refuses a rescale at level 0); the
+    composite ReLU is within 1e-3 of max(x, 0) on [-1, 1]."""
+    from ember.apps import resnet
+    rng = np.random.default_rng(0)
+    pc = _plain_ctx()
+    coeffs = resnet.relu_coefficients()
+    img, (k1, b1), (k2, b2) = resnet.block_weights(16, rng)
+    want, z1, z2 = resnet.block_float64(img, k1, b1, k2, b2, coeffs)
+    y = resnet.residual_block(pc, pc.encrypt(resnet.to_slots(img, pc.slots)), 16, 1, 1,
+                              resnet.stage0_weights(k1, b1, pc.slots), resnet.stage0_weights(k2, b2, pc.slots), coeffs)
+    assert np.abs(y.v - resnet.to_slots(want, pc.slots)).max() < 1e-12
+    assert y.level >= 1
+    assert max(np.abs(z1).max(), np.abs(z2).max()) < 1.0
+    assert np.abs(want).max() > 0.1                                      # not a block of zeros
+    z = np.linspace(-1, 1, 100001)
+    assert np.abs(resnet.relu_float64(z, coeffs) - np.maximum(z, 0)).max() < 1e-3
+    with pytest.raises(ValueError, match="level"):
+        pc.encrypt(np.zeros(pc.slots)).drop_to_level(0).rescale()
+
+
+def test_resnet_block_encrypted_small():
+    """The block encrypted on a small insecure bootstrappable context (N = 2^12, 2 channels of 8 x 8, two real
+    bootstrappings, ~2 s) against float64 in image form. Bound: bootstrapping at N = 2^12 gives ~25 bits on
+    [-1, 1] and the ReLU's slope stays below 2, so >= 20 bits in every slot (26 measured)."""
+    from ember.apps import resnet
+    rec = resnet.run_block(log_n=12, channels=2, grid=8, insecure=True)
+    assert rec["precision"]["min_bits"] >= 20 and rec["max_error"] < 2 ** -20
+    assert rec["output_max"] > 0.1 and rec["relu_input_max"] < 1
+    assert rec["rotation_keys"] == 9 and rec["bootstraps"] == 2
+    with pytest.raises(ValueError, match="tile"):
+        resnet.run_block(log_n=12, channels=3, grid=8, insecure=True)
+    with pytest.raises(ValueError, match="levels"):
+        resnet.run_block(log_n=12, channels=2, grid=8, levels=9, insecure=True)
+
+
+@pytest.mark.slow
+def test_resnet_block_n16():
+    """One ResNet-20 block (stage 0: 16 channels of 32 x 32) at N = 2^16, 128-bit, against float64. Bound:
+    bootstrapping gives >= 25 bits on [-1, 1] at N = 2^16 (README), the composite ReLU's slope is below 2, the
+    second convolution shrinks the first bootstrapping's error and the second one's passes through the last ReLU:
+    >= 20 bits in every slot. Run it under the big-run lock (~13 GB)."""
+    from ember.apps import resnet
+    rec = resnet.run_block()
+    assert rec["precision"]["min_bits"] >= 20 and rec["max_error"] < 2 ** -20
+    assert rec["relu_input_max"] < 1 and rec["output_max"] > 0.1

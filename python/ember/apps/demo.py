@@ -191,14 +191,27 @@ def run_cnn(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed
     return cnn.run_demo(images=images, batch=batch, threads=threads, seed=seed, png=png, progress=progress, epochs=epochs)
 
 
+def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed: int = 0, insecure: bool = False,
+                     progress: bool = False) -> dict:
+    """One ResNet-20 basic block encrypted for real (ember.apps.resnet.run_block) against float64: precision,
+    max error, seconds per stage (keygen, conv, bootstrap, relu), peak RSS."""
+    from . import resnet
+    with _Progress(progress, "ember demo resnet --block") as bar:
+        rec = resnet.run_block(log_n=log_n, channels=channels, threads=threads, seed=seed, insecure=insecure,
+                               progress=bar.stage)
+    rec.update({f"{k}_s": v for k, v in rec["seconds"].items()})
+    return rec
+
+
 def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", progress: bool = False,
                png: Optional[str] = None, costs_files=None) -> dict:
     """ResNet-20 captured symbolically (ember.apps.graphs): op counts, bootstraps, the scheduler's makespans
     (naive, HEFT, PEFT) on `platform`, the critical path on each device alone. Device times are MODELLED by the
     simulator unless a cost table was measured for them (this CPU's kernels are calibrated rates)."""
     if not symbolic:
-        raise ValueError("ember demo resnet: only --symbolic is supported (ResNet-20 needs ~18 bootstrappings and "
-                         "more memory than this machine shares)")
+        raise ValueError("ember demo resnet: give --symbolic (the whole network as a graph) or --block (one "
+                         "residual block encrypted for real); the whole network needs 18 bootstrappings and "
+                         "more memory than this machine shares")
     from ember.sched.costs import CostTable
     from ember.sched.plan import default_costs, schedule_graph
     from ember.sched.platform import load_platform
@@ -304,6 +317,9 @@ def _main(args) -> int:
                          log_n=args.log_n, threads=args.threads, samples=args.samples, features=args.features,
                          seed=args.seed, insecure=args.insecure, png=args.png, progress=progress,
                          levels=args.levels, bootstrap_options=_boot_options(args.bootstrap_option))
+        elif args.app == "resnet" and args.block:
+            rec = run_resnet_block(log_n=args.log_n, channels=args.channels, threads=args.threads, seed=args.seed,
+                                   insecure=args.insecure, progress=progress)
         elif args.app == "resnet":
             rec = run_resnet(log_n=args.log_n, symbolic=args.symbolic, platform=args.platform, progress=progress,
                              png=args.png, costs_files=args.costs)
@@ -320,7 +336,8 @@ def _main(args) -> int:
 
 def add_parser(sub) -> None:
     d = sub.add_parser("demo", help="applications end to end: encrypted logistic-regression training (lr), "
-                                    "encrypted CNN inference (cnn), ResNet-20 as a graph (resnet --symbolic)")
+                                    "encrypted CNN inference (cnn), ResNet-20 as a graph (resnet --symbolic) "
+                                    "and one of its residual blocks encrypted (resnet --block)")
     d.add_argument("app", choices=["lr", "cnn", "resnet"])
     d.add_argument("--threads", type=int, default=2)
     d.add_argument("--seed", type=int, default=0)
@@ -350,6 +367,10 @@ def add_parser(sub) -> None:
     c.add_argument("--epochs", type=int, default=None, help="float training epochs")
     r = d.add_argument_group("resnet")
     r.add_argument("--symbolic", action="store_true", help="capture ResNet-20 symbolically (no keys, no arithmetic)")
+    r.add_argument("--block", action="store_true",
+                   help="run one basic residual block encrypted for real (N = 2^16 by --log-n; ~13 GB) against "
+                        "float64: precision, max error, seconds per stage, peak RSS")
+    r.add_argument("--channels", type=int, default=16, help="--block: channels (16: ResNet-20's stage 0)")
     r.add_argument("--platform", default="paper", help="scheduler platform (ember schedule --platform)")
     r.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); default: bench/sched's "
                                                     "N = 2^16 CPU table in a checkout")

@@ -16,10 +16,12 @@ one grid (32 * 32 * 16 = 16384 slots in every stage), so a 3x3 convolution is: t
 (dy 32 + dx) g by one hoisted rotate_many, for each of the c channel diagonals i a sum of 9 plaintext products
 (raw, one rescale) rotated by the multiplexed shift of channel i, and the bias: 9c mul_plain, c rescales,
 c - 1 rotations, one level. ReLU(x) = x (1 + sign(x)) / 2 with sign the composite of three Chebyshev
-interpolants of degrees (7, 15, 27) of increasingly sharp odd functions (Lee et al. use minimax degrees (15,
+interpolants of degrees (7, 15, 27) of odd tanh-shaped functions (Lee et al. use minimax degrees (15,
 15, 27); (7, 15, 27) has depth 12 + 1 for the product with x, which fits the 15 levels of 128-bit
 bootstrappable parameters at scale 2^40 with the convolution's level). A bootstrapping precedes every ReLU but
 the first (the fresh input has the levels for the stem convolution and its ReLU): 18 in all.
+The convolution, the ReLU and the residual block are ember.apps.resnet's (one implementation, shared with
+``ember demo resnet --block``, which runs one block for real at N = 2^16 against float64).
 The weights are random (there is no CIFAR-10 here): the graph, its op counts and bootstrap count are what
 matters; its values are meaningless (symbolic run).
 """
@@ -29,68 +31,16 @@ from typing import Optional
 
 import numpy as np
 
+from .resnet import (GRID, RELU_DEGREES, RELU_SHARPNESS, channel_shift, conv, relu, relu_coefficients,  # noqa: F401
+                     relu_depth, residual_block)
+
 RESNET_STAGES = (16, 32, 64)
 RESNET_BLOCKS = 3
-RELU_DEGREES = (7, 15, 27)
-RELU_SHARPNESS = (4.0, 12.0, 40.0)
-GRID = 32
 
 
-def relu_coefficients() -> list[np.ndarray]:
-    """Chebyshev coefficients on [-1, 1] of the three stages of the composite sign (odd interpolants of
-    tanh(k x) / tanh(k), k = RELU_SHARPNESS)."""
-    from ember import chebyshev_coefficients
-    return [chebyshev_coefficients(lambda x, k=k: np.tanh(k * x) / np.tanh(k), d)
-            for d, k in zip(RELU_DEGREES, RELU_SHARPNESS)]
-
-
-def relu_depth() -> int:
-    from ember import chebyshev_depth
-    return sum(chebyshev_depth(c) for c in relu_coefficients()) + 1
-
-
-def _relu(x, coeffs):
-    """x (1 + sign x) / 2: the last stage's coefficients are halved and 1/2 added to T0, one product with x."""
-    from ember import evaluate_chebyshev
-    s = x
-    for i, c in enumerate(coeffs):
-        if i == len(coeffs) - 1:
-            c = np.array(c, dtype=np.float64) * 0.5
-            c[0] += 0.5
-        s = evaluate_chebyshev(s, c)
-    xs = x.drop_to_level(s.level) if x.level > s.level else x
-    return xs * s
-
-
-def _channel_shift(i: int, gap: int) -> int:
-    """Slot shift of channel i in the multiplexed 32 x 32 grid with gap `gap` (gap^2 channels per grid)."""
-    per = gap * gap
-    return (i // per) * GRID * GRID + ((i % per) // gap) * GRID + (i % gap)
-
-
-def _conv(ctx, x, channels: int, gap: int, rng, kernel: int = 3, scale: Optional[float] = None):
-    """A multiplexed convolution (module docstring): hoisted kernel rotations, channel diagonals, one level.
-    With `scale`, the plaintexts' scales bring the output to that scale (to add it to another branch)."""
-    slots = ctx.slots
-    r = kernel // 2
-    offsets = [((dy - r) * GRID + (dx - r)) * gap for dy in range(kernel) for dx in range(kernel)]
-    nz = [o for o in offsets if o != 0]
-    shifted = dict(zip(nz, x.rotate_many(nz))) if nz else {}
-    shifted[0] = x
-    lvl = x.level
-    q = float(ctx.params.q_primes[lvl]) * (1.0 if scale is None else scale / x.scale)
-    out = None
-    for i in range(channels):
-        acc = None
-        for o in offsets:
-            pt = ctx.encode(rng.normal(0.0, 0.1, slots), level=lvl, scale=q)
-            p = ctx.multiply(shifted[o], pt, rescale=False)
-            acc = p if acc is None else acc + p
-        acc = acc.rescale()
-        s = _channel_shift(i, gap)
-        acc = acc.rotate(s) if s else acc
-        out = acc if out is None else out + acc
-    return out + rng.normal(0.0, 0.1, slots)      # bias (batch normalisation folded)
+def _random_conv(rng, slots: int):
+    """(weights, bias) of ember.apps.resnet.conv with random slot vectors (the symbolic run: values meaningless)."""
+    return (lambda i, k: rng.normal(0.0, 0.1, slots)), rng.normal(0.0, 0.1, slots)
 
 
 def resnet20_rotations(stages=RESNET_STAGES) -> list[int]:
@@ -98,7 +48,7 @@ def resnet20_rotations(stages=RESNET_STAGES) -> list[int]:
     for s, c in enumerate(stages):
         for gap in {1 << s, 1 << max(0, s - 1)}:
             steps |= {((dy - 1) * GRID + (dx - 1)) * gap for dy in range(3) for dx in range(3)}
-            steps |= {_channel_shift(i, gap) for i in range(c)}
+            steps |= {channel_shift(i, gap) for i in range(c)}
     steps |= {1 << k for k in range(10)} | set(range(1, 10))       # average pool and the dense layer
     steps.discard(0)
     return sorted(steps)
@@ -110,23 +60,14 @@ def resnet20_program(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, seed: in
         rng = np.random.default_rng(seed)
         coeffs = relu_coefficients()
         x = ctx.encrypt(np.zeros(ctx.slots), keys.public)
-        x = _relu(_conv(ctx, x, stages[0], 1, rng), coeffs)          # stem: no bootstrapping (fresh levels)
+        x = relu(conv(ctx, x, stages[0], 1, *_random_conv(rng, ctx.slots)), coeffs)   # stem: fresh levels
         for s, c in enumerate(stages):
             for b in range(blocks):
                 down = s > 0 and b == 0
                 gap_in = 1 << (s - 1 if down else s)
-                h = _conv(ctx, x, c, gap_in, rng)
-                h = _relu(h.bootstrap(), coeffs)
-                h = _conv(ctx, h, c, 1 << s, rng)
-                if x.level > h.level + 1:
-                    x = x.drop_to_level(h.level + 1)
-                if down:                                              # 1x1 projection shortcut
-                    sc = _conv(ctx, x, c, gap_in, rng, kernel=1, scale=h.scale)
-                else:                                                 # identity, brought to h's level and scale
-                    q = float(ctx.params.q_primes[x.level]) * h.scale / x.scale
-                    sc = ctx.multiply(x, ctx.encode(np.ones(ctx.slots), level=x.level, scale=q), rescale=False)
-                    sc = sc.rescale()
-                x = _relu((h + sc).bootstrap(), coeffs)
+                x = residual_block(ctx, x, c, gap_in, 1 << s, _random_conv(rng, ctx.slots),
+                                   _random_conv(rng, ctx.slots), coeffs,
+                                   projection=_random_conv(rng, ctx.slots) if down else None)
         for k in range(10):                                           # average pool over the 32 x 32 grid
             x = x + x.rotate(1 << k)
         lvl = x.level

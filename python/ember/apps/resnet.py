@@ -1,0 +1,397 @@
+"""ResNet-20's building blocks (Lee et al., ICML'22 layout) and one basic residual block run for real.
+
+The ONE implementation of the convolution (:func:`conv`), the composite ReLU (:func:`relu`) and the basic
+residual block (:func:`residual_block`): :func:`ember.apps.graphs.resnet20_program` runs them symbolically
+(random slot vectors, the graph), :func:`run_block` runs one block on a real :class:`ember.Context` at
+N = 2^16 and checks it against float64, and :class:`PlainContext` runs them in float64 on numpy (the
+"plain twin": same code, no encryption).
+
+Layout. A C x G x G activation (G = 32) lives in the slots as channel-major rows: slot (c G + y) G + x, the
+C G^2 values repeated to fill the slots (at N = 2^16 and C = 16: 16384 values, twice). Stage s of ResNet-20
+interleaves gap^2 channels (gap = 2^s) in one grid (:func:`channel_shift`); the real block is stage 0 (gap 1).
+
+Convolution (:func:`conv`), "channel diagonals": the 8 non-zero kernel offsets o_k = (dy G + dx) gap by one
+hoisted rotate_many, then for each diagonal i a sum of 9 plaintext products w_{i,k} * rot(x, o_k) (one
+rescale), rotated by the shift of channel i, plus the bias: 9C mul_plain, C rescales, C - 1 rotations, one
+level. With :func:`stage0_weights` the plaintexts make this exactly a zero-padded 3 x 3 convolution: output
+channel c takes input channel (c + i) mod C on diagonal i (the repetition of the C G^2 values wraps the
+channels around), and w_{i,k} is zero where the offset leaves the G x G image (the zero padding), so the
+rotations' wrap-around across rows, channels and the slot vector never reaches an output.
+
+ReLU(x) = x (1 + sign x) / 2, sign the composite of odd Chebyshev interpolants of tanh(k x) / tanh(k) of degrees
+(7, 15, 27) on [-1, 1], each normalised into [-1, 1] (depth 12 + 1 for the product with x; within 9.1e-4 of
+max(x, 0) on [-1, 1]); its input must stay inside [-1, 1].
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+GRID = 32
+RELU_DEGREES = (7, 15, 27)
+RELU_SHARPNESS = (4.0, 8.0, 6.0)
+BLOCK_PARAMS = dict(log_n=16, levels=15, log_scale=40)
+
+
+# ---- the composite ReLU --------------------------------------------------------------------------------------------
+def relu_coefficients() -> list[np.ndarray]:
+    """Chebyshev coefficients on [-1, 1] of the three stages of the composite sign: the interpolants of
+    tanh(k x) / tanh(k) (k = RELU_SHARPNESS, degrees RELU_DEGREES), each divided by its own maximum on [-1, 1]
+    so that every stage maps [-1, 1] into [-1, 1] (an interpolant overshoots 1 by up to 4 %, and the next stage,
+    evaluated outside [-1, 1], would blow up). The sharpness (4, 8, 6) minimises the ReLU's error on a grid of
+    choices: max |x (1 + sign x) / 2 - max(x, 0)| = 9.1e-4 on [-1, 1] (tests/python/test_apps.py)."""
+    from ember import chebyshev_coefficients
+    z = np.linspace(-1.0, 1.0, 20001)
+    out = []
+    for d, k in zip(RELU_DEGREES, RELU_SHARPNESS):
+        c = chebyshev_coefficients(lambda x, k=k: np.tanh(k * x) / np.tanh(k), d)
+        out.append(c / np.abs(np.polynomial.chebyshev.chebval(z, c)).max())
+    return out
+
+
+def relu_depth() -> int:
+    from ember import chebyshev_depth
+    return sum(chebyshev_depth(c) for c in relu_coefficients()) + 1
+
+
+def _relu_stages(coeffs):
+    """The stages as evaluated: the last one's coefficients halved and 1/2 added to T0 ((1 + sign) / 2)."""
+    out = [np.asarray(c, dtype=np.float64) for c in coeffs]
+    out[-1] = out[-1] * 0.5
+    out[-1][0] += 0.5
+    return out
+
+
+def relu(x, coeffs):
+    """x (1 + sign x) / 2 on a ciphertext (or a PlainVector): the composite, then one product with x."""
+    s = x
+    for c in _relu_stages(coeffs):
+        s = s.chebyshev(c) if isinstance(s, PlainVector) else _evaluate_chebyshev(s, c)
+    xs = x.drop_to_level(s.level) if x.level > s.level else x
+    return xs * s
+
+
+def _evaluate_chebyshev(ct, c):
+    from ember import evaluate_chebyshev
+    return evaluate_chebyshev(ct, c)
+
+
+def relu_float64(z: np.ndarray, coeffs) -> np.ndarray:
+    """The same composite polynomial in float64 (numpy's chebval, independent of Ember's evaluator)."""
+    s = z
+    for c in _relu_stages(coeffs):
+        s = np.polynomial.chebyshev.chebval(s, c)
+    return z * s
+
+
+# ---- the convolution and the block ---------------------------------------------------------------------------------
+def channel_shift(i: int, gap: int, grid: int = GRID) -> int:
+    """Slot shift of channel i in the multiplexed grid with gap `gap` (gap^2 channels per grid)."""
+    per = gap * gap
+    return (i // per) * grid * grid + ((i % per) // gap) * grid + (i % gap)
+
+
+def kernel_offsets(kernel: int, gap: int, grid: int = GRID) -> list[tuple[int, int, int]]:
+    """(dy, dx, slot offset) of a kernel x kernel convolution, dy-major."""
+    r = kernel // 2
+    return [(dy - r, dx - r, ((dy - r) * grid + (dx - r)) * gap) for dy in range(kernel) for dx in range(kernel)]
+
+
+def block_rotations(channels: int, gap: int = 1, grid: int = GRID) -> list[int]:
+    """The rotation keys one basic block needs: 8 kernel offsets and channels - 1 channel shifts."""
+    steps = {o for _, _, o in kernel_offsets(3, gap, grid)} | {channel_shift(i, gap, grid) for i in range(channels)}
+    steps.discard(0)
+    return sorted(steps)
+
+
+def conv(ctx, x, channels: int, gap: int, weights: Callable[[int, int], np.ndarray], bias, kernel: int = 3,
+         scale: Optional[float] = None, grid: int = GRID):
+    """The multiplexed convolution (module docstring): weights(i, k) is the slot vector of channel diagonal i
+    and kernel offset k (kernel_offsets' order), bias a slot vector. One level. With `scale`, the plaintexts'
+    scales bring the output to that scale (to add it to another branch)."""
+    offsets = [o for _, _, o in kernel_offsets(kernel, gap, grid)]
+    nz = [o for o in offsets if o != 0]
+    shifted = dict(zip(nz, x.rotate_many(nz))) if nz else {}
+    shifted[0] = x
+    lvl = x.level
+    q = float(ctx.params.q_primes[lvl]) * (1.0 if scale is None else scale / x.scale)
+    out = None
+    for i in range(channels):
+        acc = None
+        for k, o in enumerate(offsets):
+            p = ctx.multiply(shifted[o], ctx.encode(weights(i, k), level=lvl, scale=q), rescale=False)
+            acc = p if acc is None else acc + p
+        acc = acc.rescale()
+        s = channel_shift(i, gap, grid)
+        acc = acc.rotate(s) if s else acc
+        out = acc if out is None else out + acc
+    return out + bias      # bias (batch normalisation folded)
+
+
+def _no_clock(name):
+    return contextlib.nullcontext()
+
+
+def residual_block(ctx, x, channels: int, gap_in: int, gap: int, conv1, conv2, coeffs, projection=None,
+                   grid: int = GRID, clock=_no_clock):
+    """ResNet-20's basic block: conv 3x3 -> bootstrap -> ReLU -> conv 3x3 -> + shortcut -> bootstrap -> ReLU.
+    conv1, conv2, projection: (weights, bias) of :func:`conv`; projection=None is the identity shortcut (x
+    brought to the branch's level and scale by a product with ones), otherwise a 1x1 projection. clock(name)
+    is a context manager timing the stages conv, bootstrap, relu."""
+    with clock("conv"):
+        h = conv(ctx, x, channels, gap_in, *conv1, grid=grid)
+    with clock("bootstrap"):
+        h = h.bootstrap()
+    with clock("relu"):
+        h = relu(h, coeffs)
+    with clock("conv"):
+        h = conv(ctx, h, channels, gap, *conv2, grid=grid)
+        if x.level > h.level + 1:
+            x = x.drop_to_level(h.level + 1)
+        if projection is not None:                                    # 1x1 projection shortcut
+            sc = conv(ctx, x, channels, gap_in, *projection, kernel=1, scale=h.scale, grid=grid)
+        else:                                                         # identity, brought to h's level and scale
+            q = float(ctx.params.q_primes[x.level]) * h.scale / x.scale
+            sc = ctx.multiply(x, ctx.encode(np.ones(ctx.slots), level=x.level, scale=q), rescale=False)
+            sc = sc.rescale()
+        y = h + sc
+    with clock("bootstrap"):
+        y = y.bootstrap()
+    with clock("relu"):
+        return relu(y, coeffs)
+
+
+# ---- the plain twin -------------------------------------------------------------------------------------------------
+class PlainVector:
+    """A float64 stand-in for a Ciphertext in the operations the block uses: rotate = np.roll(v, -steps) (Ember's
+    direction: slots shift left), products and sums of values, rescale / drop_to_level / bootstrap change only
+    the bookkeeping (level, scale), chebyshev = numpy's chebval. No encryption, no noise."""
+
+    def __init__(self, ctx: "PlainContext", v, level: int, scale: float):
+        self.context, self.v, self.level, self.scale = ctx, np.asarray(v, dtype=np.float64), int(level), float(scale)
+        self.slots = self.v.size
+
+    def _like(self, v, level=None, scale=None):
+        return PlainVector(self.context, v, self.level if level is None else level,
+                           self.scale if scale is None else scale)
+
+    def __add__(self, other):
+        if isinstance(other, PlainVector):
+            return self._like(self.v + other.v, min(self.level, other.level))
+        return self._like(self.v + np.asarray(other, dtype=np.float64))
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        if isinstance(other, PlainVector):
+            return self._like(self.v * other.v, min(self.level, other.level) - 1)
+        return self._like(self.v * np.asarray(other, dtype=np.float64))
+
+    def rotate(self, steps: int):
+        return self._like(np.roll(self.v, -int(steps)))
+
+    def rotate_many(self, steps):
+        return [self.rotate(s) for s in steps]
+
+    def rescale(self):
+        if self.level <= 0:
+            raise ValueError("PlainVector.rescale: no level left (the program would fail encrypted)")
+        return self._like(self.v, self.level - 1, self.scale / float(self.context.params.q_primes[self.level]))
+
+    def drop_to_level(self, level: int):
+        return self._like(self.v, level)
+
+    def bootstrap(self):
+        return self._like(self.v, self.context.user_level, self.context.scale)
+
+    def chebyshev(self, c):
+        from ember import chebyshev_depth
+        return self._like(np.polynomial.chebyshev.chebval(self.v, c), self.level - chebyshev_depth(c))
+
+
+class PlainContext:
+    """The Context calls the block makes (encode, multiply, encrypt), on PlainVectors: see PlainVector."""
+
+    def __init__(self, params, user_level: Optional[int] = None, slots: Optional[int] = None):
+        self.params = params
+        self.slots = int(params.slots if slots is None else slots)
+        self.user_level = len(params.q_primes) - 1 if user_level is None else int(user_level)
+        self.scale = 2.0 ** float(params.to_dict().get("log_scale", 40))
+
+    def encode(self, values, level: int, scale: float):
+        return PlainVector(self, values, level, scale)
+
+    def encrypt(self, values, key=None):
+        return PlainVector(self, values, self.user_level, self.scale)
+
+    def multiply(self, a, b, rescale: bool = True):
+        out = PlainVector(self, a.v * b.v, a.level, a.scale * b.scale)
+        return out.rescale() if rescale else out
+
+
+# ---- stage 0 weights: the multiplexed convolution as a true 3x3 convolution -----------------------------------------
+def to_slots(image: np.ndarray, slots: int) -> np.ndarray:
+    """C x G x G -> the slot vector (channel-major rows, repeated to fill `slots`)."""
+    flat = np.asarray(image, dtype=np.float64).ravel()
+    if slots % flat.size:
+        raise ValueError(f"to_slots: {flat.size} values do not tile {slots} slots")
+    return np.tile(flat, slots // flat.size)
+
+
+def from_slots(v: np.ndarray, channels: int, grid: int = GRID) -> np.ndarray:
+    """The first copy of a C x G x G activation in the slots."""
+    return np.real(np.asarray(v))[:channels * grid * grid].reshape(channels, grid, grid)
+
+
+def stage0_weights(kernel: np.ndarray, bias: np.ndarray, slots: int, grid: int = GRID):
+    """(weights, bias) for :func:`conv` at gap 1 that compute the zero-padded 3x3 convolution
+    out[c] = sum_{c', ky, kx} kernel[c, c', ky, kx] in[c', y + ky - 1, x + kx - 1] + bias[c].
+
+    Diagonal i reads input channel c' = (c + i) mod C at slot (c' G + y) G + x (the rotation by the channel shift
+    comes after the product), so w_{i,k} holds kernel[(c' - i) mod C, c', k] there, times the mask of the (y, x)
+    whose neighbour (y + dy, x + dx) lies inside the image (zero padding)."""
+    kernel = np.asarray(kernel, dtype=np.float64)
+    channels = kernel.shape[0]
+    if kernel.shape != (channels, channels, 3, 3):
+        raise ValueError(f"stage0_weights: kernel must be C x C x 3 x 3, got {kernel.shape}")
+    ys, xs = np.mgrid[0:grid, 0:grid]
+    offs = kernel_offsets(3, 1, grid)
+    cin = np.arange(channels)
+
+    def weights(i: int, k: int) -> np.ndarray:
+        dy, dx, _ = offs[k]
+        mask = ((ys + dy >= 0) & (ys + dy < grid) & (xs + dx >= 0) & (xs + dx < grid)).astype(np.float64)
+        w = kernel[(cin - i) % channels, cin, k // 3, k % 3]
+        return to_slots(w[:, None, None] * mask[None], slots)
+
+    b = to_slots(np.broadcast_to(np.asarray(bias, dtype=np.float64)[:, None, None], (channels, grid, grid)), slots)
+    return weights, b
+
+
+def conv2d_float64(image: np.ndarray, kernel: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Direct zero-padded 3x3 convolution in image form (C_in x G x G -> C_out x G x G), numpy float64."""
+    c, g, _ = image.shape
+    p = np.pad(image, ((0, 0), (1, 1), (1, 1)))
+    out = np.broadcast_to(np.asarray(bias, dtype=np.float64)[:, None, None], (kernel.shape[0], g, g)).copy()
+    for ky in range(3):
+        for kx in range(3):
+            out += np.einsum("oi,iyx->oyx", kernel[:, :, ky, kx], p[:, ky:ky + g, kx:kx + g])
+    return out
+
+
+def block_float64(image, k1, b1, k2, b2, coeffs, exact_relu: bool = False):
+    """The block in image form: relu(conv2(relu(conv1(x))) + x); returns (output, the two ReLU inputs).
+    exact_relu: max(z, 0) instead of the composite polynomial."""
+    act = (lambda z: np.maximum(z, 0.0)) if exact_relu else (lambda z: relu_float64(z, coeffs))
+    z1 = conv2d_float64(image, k1, b1)
+    z2 = conv2d_float64(act(z1), k2, b2) + image
+    return act(z2), z1, z2
+
+
+# ---- the real run ---------------------------------------------------------------------------------------------------
+INPUT_HALF_WIDTH = 0.5          # input uniform in [-0.5, 0.5]: the shortcut's sum x + conv stays inside [-1, 1]
+TARGET_STD = (0.15, 0.10)       # standard deviation aimed at for the two convolutions' outputs
+
+
+def block_weights(channels: int, rng, grid: int = GRID):
+    """Random input and weights for one block (stage 0), scaled so that every ReLU input stays inside [-1, 1]:
+    input uniform in [-a, a] (a = INPUT_HALF_WIDTH); each convolution's weights normal(0, sigma) with
+    sigma = target / sqrt(9 C E[in^2]) (9 C terms per output; E[in^2] = a^2 / 3 for the input, t1^2 / 2 for the
+    ReLU of a centred normal of std t1 = TARGET_STD[0]), biases normal(0, target / 10). run_block checks the
+    float64 pre-activations (max |z| < 1) before anything is encrypted."""
+    a = INPUT_HALF_WIDTH
+    t1, t2 = TARGET_STD
+    image = rng.uniform(-a, a, (channels, grid, grid))
+    s1 = t1 / np.sqrt(9 * channels * a * a / 3)
+    s2 = t2 / np.sqrt(9 * channels * t1 * t1 / 2)
+    k1, b1 = rng.normal(0.0, s1, (channels, channels, 3, 3)), rng.normal(0.0, t1 / 10, channels)
+    k2, b2 = rng.normal(0.0, s2, (channels, channels, 3, 3)), rng.normal(0.0, t2 / 10, channels)
+    return image, (k1, b1), (k2, b2)
+
+
+class Stopwatch:
+    """clock(name) context manager for residual_block: seconds summed per stage."""
+
+    def __init__(self, on_stage=None):
+        self.seconds: dict[str, float] = {}
+        self.on_stage = on_stage
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        if self.on_stage:
+            self.on_stage(name)
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t
+
+
+def _peak_rss_gib() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20     # KiB on Linux
+
+
+def run_block(log_n: int = 16, channels: int = 16, grid: int = GRID, levels: int = 15, log_scale: int = 40,
+              threads: int = 2, seed: int = 0, insecure: bool = False, progress=None) -> dict:
+    """One basic residual block (stage 0: `channels` channels, gap 1) encrypted on a real Context
+    (CkksParams.bootstrappable(log_n, levels, log_scale), keygen with bootstrapping and the block's rotations
+    only), against the same block in float64 in image form (:func:`block_float64`, same weights).
+    progress(stage) is called at each stage. Returns the record (precision, max error, seconds per stage,
+    peak RSS)."""
+    import ember
+    need = relu_depth() + 1
+    if levels < need:
+        raise ValueError(f"resnet block: a ReLU and a convolution need {need} levels; got levels={levels}")
+    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure)
+    if params.slots % (channels * grid * grid):
+        raise ValueError(f"resnet block: {channels} channels of {grid} x {grid} do not tile the {params.slots} "
+                         f"slots of N = 2^{log_n}")
+    note = progress or (lambda stage: None)
+    rng = np.random.default_rng(seed)
+    coeffs = relu_coefficients()
+    image, (k1, b1), (k2, b2) = block_weights(channels, rng, grid)
+    want, z1, z2 = block_float64(image, k1, b1, k2, b2, coeffs)
+    pre_max = float(max(np.abs(z1).max(), np.abs(z2).max()))
+    if pre_max >= 1.0:
+        raise ValueError(f"resnet block: a ReLU input reaches {pre_max:.3f}, outside the composite sign's [-1, 1]")
+    exact, _, _ = block_float64(image, k1, b1, k2, b2, coeffs, exact_relu=True)
+
+    seconds = {}
+    t0 = time.perf_counter()
+    note("keygen")
+    t = time.perf_counter()
+    ctx = ember.Context(params, threads=threads)
+    rots = block_rotations(channels, 1, grid)
+    keys = ctx.keygen(rotations=rots, bootstrapping=True)
+    seconds["keygen"] = time.perf_counter() - t
+    slots = ctx.slots
+    conv1 = stage0_weights(k1, b1, slots, grid)
+    conv2 = stage0_weights(k2, b2, slots, grid)
+    note("encrypt")
+    t = time.perf_counter()
+    x = ctx.encrypt(to_slots(image, slots), keys.public)
+    seconds["encrypt"] = time.perf_counter() - t
+    clock = Stopwatch(note)
+    y = residual_block(ctx, x, channels, 1, 1, conv1, conv2, coeffs, grid=grid, clock=clock)
+    seconds.update(clock.seconds)
+    note("decrypt")
+    t = time.perf_counter()
+    got = np.real(ctx.decrypt(y, keys.secret))
+    seconds["decrypt"] = time.perf_counter() - t
+    seconds["total"] = time.perf_counter() - t0
+    expected = to_slots(want, slots)
+    stats = ember.precision(expected, got)
+    return dict(app="resnet-block", program=f"ResNet-20 basic block, stage 0 ({channels} channels, {grid} x {grid}, "
+                                            f"gap 1), identity shortcut, N=2^{log_n}",
+                log_n=log_n, channels=channels, grid=grid, slots=slots, seed=seed, threads=threads,
+                precision=stats.to_dict(), precision_min_bits=stats.min_bits,
+                precision_median_bits=stats.median_bits, max_error=stats.max_error,
+                max_error_first_copy=float(np.abs(from_slots(got, channels, grid) - want).max()),
+                output_max=float(np.abs(want).max()), relu_input_max=pre_max,
+                relu_poly_vs_exact_max=float(np.abs(want - exact).max()),
+                rotation_keys=len(rots), rotations=rots, bootstraps=2, level_out=y.level,
+                seconds=seconds, peak_rss_gib=_peak_rss_gib(), params=params.to_dict())
