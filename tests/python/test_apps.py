@@ -344,3 +344,16 @@ def test_resnet_block_n16():
     rec = resnet.run_block()
     assert rec["precision"]["min_bits"] >= 20 and rec["max_error"] < 2 ** -20
     assert rec["relu_input_max"] < 1 and rec["output_max"] > 0.1
+
+
+def test_demo_resnet_block_cli():
+    """`ember demo resnet --block` end to end at N = 2^12 (insecure, 2 channels of 32 x 32): the JSON record's
+    precision and per-stage seconds; without --symbolic or --block a clear error."""
+    r = subprocess.run([sys.executable, "-m", "ember", "demo", "resnet", "--block", "--log-n", "12", "--insecure",
+                        "--channels", "2", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rec["app"] == "resnet-block" and rec["precision_min_bits"] >= 20
+    assert all(rec[f"{k}_s"] > 0 for k in ("keygen", "conv", "bootstrap", "relu")) and rec["peak_rss_gib"] > 0
+    r = subprocess.run([sys.executable, "-m", "ember", "demo", "resnet", "--log-n", "12"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--block" in r.stderr

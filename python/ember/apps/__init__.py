@@ -3,6 +3,7 @@
 * :mod:`ember.apps.logreg`: encrypted logistic-regression training (HELR), scikit-learn style.
 * :mod:`ember.apps.cnn`: encrypted CNN inference in the LoLa style on the 8 x 8 digits.
 * :mod:`ember.apps.graphs`: ResNet-20 and the LoLa networks as symbolic graphs (``graph_of(name)``).
+* :mod:`ember.apps.resnet`: ResNet-20's convolution, ReLU and residual block; one block encrypted against float64.
 * :mod:`ember.apps.datasets`: the bundled data sets and a generator.
 """
 from .logreg import (BOOTSTRAP_OPTIONS, EncryptedLogisticRegression, Float64LogisticRegression,  # noqa: F401

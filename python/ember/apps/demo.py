@@ -209,7 +209,7 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
     (naive, HEFT, PEFT) on `platform`, the critical path on each device alone. Device times are MODELLED by the
     simulator unless a cost table was measured for them (this CPU's kernels are calibrated rates)."""
     if not symbolic:
-        raise ValueError("ember demo resnet: give --symbolic (the whole network as a graph) or --block (one "
+        raise ValueError("give --symbolic (the whole network as a graph) or --block (one "
                          "residual block encrypted for real); the whole network needs 18 bootstrappings and "
                          "more memory than this machine shares")
     from ember.sched.costs import CostTable
