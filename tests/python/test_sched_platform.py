@@ -151,7 +151,8 @@ def test_cli_graph_and_schedule(tmp_path):
                         "--png", str(tmp_path / "g.png")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
-    assert set(res["schedules"]) == {"naive", "heft", "peft"}
+    assert set(res["schedules"]) == {"naive", "heft", "peft", "best"}
+    assert res["schedules"]["best"]["makespan_s"] <= min(res["schedules"][a]["makespan_s"] for a in ("heft", "peft"))
     assert "MODELLED" in res["note"] and "gpu0" in res["modelled_devices"]
     assert res["schedules"]["heft"]["makespan_s"] < res["schedules"]["naive"]["makespan_s"]
     assert (tmp_path / "g-heft.png").exists()

@@ -4,7 +4,7 @@ a bandwidth matrix), cost tables (seconds per operation kind x level x device) a
 On plain data, for any DAG::
 
     from ember import sched
-    s = sched.heft(cost, edges, bandwidth)     # also sched.peft(...), sched.naive(..., seed=0)
+    s = sched.heft(cost, edges, bandwidth)     # also sched.peft(...), sched.best(...), sched.naive(..., seed=0)
     s.makespan, s.device[t], s.start[t], s.finish[t]
     s.slr, s.speedup, s.efficiency, s.utilisation(), s.summary(), s.validate()
 
@@ -29,9 +29,9 @@ node its operation kind, level, measured seconds, the cost-table device model it
 linear_combination / mul_plain_sum the count (rotations, terms). The median per (device, op, level) replaces the
 table's entry and the device is marked profile-guided.
 """
-from .algorithms import ALGORITHMS, heft, naive, optimistic_cost_table, peft, upward_rank
+from .algorithms import ALGORITHMS, best, heft, naive, optimistic_cost_table, peft, upward_rank
 from .problem import Problem
 from .schedule import Schedule, simulate
 
-__all__ = ["heft", "peft", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
+__all__ = ["heft", "peft", "best", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
            "upward_rank"]

@@ -3,7 +3,7 @@
     ember graph boot --log-n 13 --insecure -o boot.json        # capture a program's graph (symbolic) and save it
     ember graph show boot.json [--png boot.png]                 # op counts, critical path, summary
     ember schedule boot.json --platform paper:2,2 --algo heft --png gantt.png
-    ember schedule helr --log-n 16 --platform paper --algo all  # naive, heft and peft side by side
+    ember schedule helr --log-n 16 --platform paper --algo all  # naive, heft, peft and best side by side
     ember profile --log-n 16 --threads 2 -o cpu.json            # measure this CPU's cost table
 Every figure of a modelled device (FPGA, GPU, ASIC) is marked "modelled" in the output.
 """
@@ -86,7 +86,7 @@ def _schedule(args) -> int:
     graph = _load_graph(args)
     platform = load_platform(args.platform)
     costs = _costs(args, graph, platform)
-    algos = ["naive", "heft", "peft"] if args.algo == "all" else [args.algo]
+    algos = ["naive", "heft", "peft", "best"] if args.algo == "all" else [args.algo]
     out = {"graph": {"nodes": len(graph), "program": graph.meta.get("program"), "params": graph.meta.get("params")},
            "platform": platform.to_dict(),
            "cost_sources": {m: costs.source(m) for m in sorted({d.model for d in platform.devices})},
@@ -182,7 +182,7 @@ def add_parser(sub) -> None:
                                   "program(ctx, keys) -> ciphertext (its optional attribute .rotations lists the "
                                   "rotation keys it needs) captured symbolically on bootstrappable parameters")
     s.add_argument("--platform", default="paper", help="paper[:F,G], this[:T], dask:K[:BW] or a platform JSON")
-    s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "all"])
+    s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "best", "all"])
     s.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); repeatable")
     s.add_argument("--profile-from", help="RUN.json with per-task times (or a live graph JSON): profile-guided costs")
     s.add_argument("--profile-device", help="the device model the run's times belong to (default: the first device's)")

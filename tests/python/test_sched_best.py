@@ -1,0 +1,71 @@
+"""sched.best: the shortest of several list schedules (HEFT, PEFT, crossed priorities and placements, tie-breaks,
+seeded rank perturbations, start-time refinement). Valid, never worse than HEFT or PEFT, a hand-computed optimum."""
+import math
+import random
+
+import pytest
+
+from ember import sched
+from test_sched import HEFT_E, HEFT_W, ONES, PEFT_E, PEFT_W, random_dag
+
+
+def test_best_on_the_papers_examples_is_valid_and_no_worse():
+    for w, e in ((HEFT_W, HEFT_E), (PEFT_W, PEFT_E)):
+        b = sched.best(w, e, ONES)
+        b.validate()
+        assert b.makespan <= min(sched.heft(w, e, ONES).makespan, sched.peft(w, e, ONES).makespan)
+        assert b.extra["variants_tried"] >= 5 + 2 * 2 * 8
+    # HEFT's 80 on Topcuoglu's Fig. 2 and PEFT's 122 on Arabnejad's example are upper bounds the variants keep
+    assert sched.best(HEFT_W, HEFT_E, ONES).makespan <= 80
+    assert sched.best(PEFT_W, PEFT_E, ONES).makespan <= 122
+
+
+def test_best_hand_computed_optimum():
+    # two identical devices, transfers free in effect (1e30 B/s): a (3), b (2), c (2) independent, then d (1)
+    # needing all three. d starts only when a, b and c are done; 3 + 2 + 2 on two devices takes at least 4
+    # ({a}, {b, c}), so the optimum is 4 + 1 = 5, with a alone on one device.
+    cost = {"a": [3, 3], "b": [2, 2], "c": [2, 2], "d": [1, 1]}
+    edges = {("a", "d"): 1, ("b", "d"): 1, ("c", "d"): 1}
+    bw = [[0, 1e30], [1e30, 0]]
+    s = sched.best(cost, edges, bw)
+    s.validate()
+    assert s.makespan == pytest.approx(5)
+    assert s.device["b"] == s.device["c"] != s.device["a"]
+    # with a slow link (1 B/s: each transfer of 1 byte costs 1 s) the best is still 5: d joins the {b, c}
+    # device at 4, waiting for a's byte (3 + 1 = 4)
+    s = sched.best(cost, edges, [[0, 1], [1, 0]])
+    s.validate()
+    assert s.makespan == pytest.approx(5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_best_valid_and_never_worse_on_random_dags(seed):
+    rng = random.Random(100 + seed)
+    cost, edges, bw, lat = random_dag(rng, rng.randrange(10, 90), rng.randrange(2, 6))
+    h = sched.heft(cost, edges, bw, lat)
+    p = sched.peft(cost, edges, bw, lat)
+    b = sched.best(cost, edges, bw, lat)
+    b.validate()  # precedences, transfer delays, no overlap on a device, durations equal costs
+    assert b.makespan <= min(h.makespan, p.makespan) * (1 + 1e-12)
+    # the same seed gives the same schedule
+    assert sched.best(cost, edges, bw, lat).makespan == b.makespan
+
+
+def test_best_improves_on_heft_somewhere():
+    # the variants must matter: on some random DAG they beat both HEFT and PEFT
+    wins = 0
+    for seed in range(15):
+        rng = random.Random(seed)
+        cost, edges, bw, lat = random_dag(rng, 60, 3)
+        b = sched.best(cost, edges, bw, lat)
+        wins += b.makespan < min(sched.heft(cost, edges, bw, lat).makespan,
+                                 sched.peft(cost, edges, bw, lat).makespan) * (1 - 1e-9)
+    assert wins >= 3
+
+
+def test_best_bad_arguments():
+    with pytest.raises(ValueError, match="perturb"):
+        sched.best(HEFT_W, HEFT_E, ONES, perturb=-1)
+    with pytest.raises(ValueError, match="cycle"):
+        sched.best({0: [1.0], 1: [1.0]}, {(0, 1): 0, (1, 0): 0}, [[0]])
+    assert math.isfinite(sched.best({0: [1.0, math.inf]}, {}, [[0, 1], [1, 0]]).makespan)
