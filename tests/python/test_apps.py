@@ -314,15 +314,18 @@ def test_resnet_block_plain_twin_matches_image_form():
     assert max(np.abs(z1).max(), np.abs(z2).max()) < 1.0
     assert np.abs(want).max() > 0.1                                      # not a block of zeros
     z = np.linspace(-1, 1, 100001)
-    assert np.abs(resnet.relu_float64(z, coeffs) - np.maximum(z, 0)).max() < 1e-3
+    r = resnet.relu_float64(z, coeffs)
+    assert np.abs(r - np.maximum(z, 0)).max() < 1e-3
+    assert np.abs(np.diff(r) / np.diff(z)).max() < 1.1                # errors are not amplified (the bounds use it)
     with pytest.raises(ValueError, match="level"):
         pc.encrypt(np.zeros(pc.slots)).drop_to_level(0).rescale()
 
 
 def test_resnet_block_encrypted_small():
     """The block encrypted on a small insecure bootstrappable context (N = 2^12, 2 channels of 8 x 8, two real
-    bootstrappings, ~2 s) against float64 in image form. Bound: bootstrapping at N = 2^12 gives ~25 bits on
-    [-1, 1] and the ReLU's slope stays below 2, so >= 20 bits in every slot (26 measured)."""
+    bootstrappings without the arcsine, ~3 s) against float64 in image form. Bound: >= 20 bits in every slot
+    (22.8 measured): the second bootstrapping's error passes through the last ReLU, whose slope stays below 1.1
+    on [-1, 1], and the first one's is shrunk by the second convolution."""
     from ember.apps import resnet
     rec = resnet.run_block(log_n=12, channels=2, grid=8, insecure=True)
     assert rec["precision"]["min_bits"] >= 20 and rec["max_error"] < 2 ** -20
@@ -337,12 +340,14 @@ def test_resnet_block_encrypted_small():
 @pytest.mark.slow
 def test_resnet_block_n16():
     """One ResNet-20 block (stage 0: 16 channels of 32 x 32) at N = 2^16, 128-bit, against float64. Bound:
-    bootstrapping gives >= 25 bits on [-1, 1] at N = 2^16 (README), the composite ReLU's slope is below 2, the
-    second convolution shrinks the first bootstrapping's error and the second one's passes through the last ReLU:
-    >= 20 bits in every slot. Run it under the big-run lock (~13 GB)."""
+    bootstrapping without the arcsine (BLOCK_BOOTSTRAP_OPTIONS) gives ~18.6 bits on [-1, 1] at N = 2^16, the
+    composite ReLU's slope is below 1.1, the second convolution shrinks the first bootstrapping's error and the
+    second one's passes through the last ReLU: >= 16 bits in every slot (18.5 measured, median 24.8).
+    Peak RSS ~15.3 GiB: run it under the big-run lock."""
     from ember.apps import resnet
     rec = resnet.run_block()
-    assert rec["precision"]["min_bits"] >= 20 and rec["max_error"] < 2 ** -20
+    assert rec["precision"]["min_bits"] >= 16 and rec["max_error"] < 2 ** -16
+    assert rec["precision"]["median_bits"] >= 20
     assert rec["relu_input_max"] < 1 and rec["output_max"] > 0.1
 
 

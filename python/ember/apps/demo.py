@@ -192,13 +192,13 @@ def run_cnn(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed
 
 
 def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed: int = 0, insecure: bool = False,
-                     progress: bool = False) -> dict:
+                     progress: bool = False, bootstrap_options: Optional[dict] = None) -> dict:
     """One ResNet-20 basic block encrypted for real (ember.apps.resnet.run_block) against float64: precision,
     max error, seconds per stage (keygen, conv, bootstrap, relu), peak RSS."""
     from . import resnet
     with _Progress(progress, "ember demo resnet --block") as bar:
         rec = resnet.run_block(log_n=log_n, channels=channels, threads=threads, seed=seed, insecure=insecure,
-                               progress=bar.stage)
+                               progress=bar.stage, bootstrap_options=bootstrap_options)
     rec.update({f"{k}_s": v for k, v in rec["seconds"].items()})
     return rec
 
@@ -319,7 +319,8 @@ def _main(args) -> int:
                          levels=args.levels, bootstrap_options=_boot_options(args.bootstrap_option))
         elif args.app == "resnet" and args.block:
             rec = run_resnet_block(log_n=args.log_n, channels=args.channels, threads=args.threads, seed=args.seed,
-                                   insecure=args.insecure, progress=progress)
+                                   insecure=args.insecure, progress=progress,
+                                   bootstrap_options=_boot_options(args.bootstrap_option))
         elif args.app == "resnet":
             rec = run_resnet(log_n=args.log_n, symbolic=args.symbolic, platform=args.platform, progress=progress,
                              png=args.png, costs_files=args.costs)
@@ -358,7 +359,8 @@ def add_parser(sub) -> None:
     g.add_argument("--levels", type=int, default=None,
                    help="computation levels above bootstrapping (default 9: two iterations per bootstrapping)")
     g.add_argument("--bootstrap-option", action="append", metavar="KEY=VALUE",
-                   help="a CkksParams.bootstrappable option for training's bootstrapping, e.g. arcsin=false")
+                   help="a CkksParams.bootstrappable option for training's (and resnet --block's) bootstrapping, "
+                        "e.g. arcsin=false")
     g.add_argument("--samples", type=int, default=1024, help="synthetic: samples")
     g.add_argument("--features", type=int, default=255, help="synthetic: features (a bias column is added)")
     c = d.add_argument_group("cnn")

@@ -33,7 +33,11 @@ import numpy as np
 GRID = 32
 RELU_DEGREES = (7, 15, 27)
 RELU_SHARPNESS = (4.0, 8.0, 6.0)
-BLOCK_PARAMS = dict(log_n=16, levels=15, log_scale=40)
+#: Bootstrapping options of the real block. Without the arcsine, EvalMod needs 4 fewer 60-bit levels: at
+#: levels=15, log_scale=40 the special primes grow from 2 to 6 within the 128-bit bound on log QP and dnum falls
+#: from 33 to 6, one switching key from 1.13 GiB to 0.21 GiB. With the arcsine the ~25 bootstrapping keys alone
+#: need ~28 GiB (killed for memory on this 23 GiB machine); the price is precision: ~18-19 bits instead of 25.
+BLOCK_BOOTSTRAP_OPTIONS: dict = {"arcsin": False}
 
 
 # ---- the composite ReLU --------------------------------------------------------------------------------------------
@@ -336,17 +340,21 @@ def _peak_rss_gib() -> float:
 
 
 def run_block(log_n: int = 16, channels: int = 16, grid: int = GRID, levels: int = 15, log_scale: int = 40,
-              threads: int = 2, seed: int = 0, insecure: bool = False, progress=None) -> dict:
+              threads: int = 2, seed: int = 0, insecure: bool = False, progress=None,
+              bootstrap_options: Optional[dict] = None) -> dict:
     """One basic residual block (stage 0: `channels` channels, gap 1) encrypted on a real Context
-    (CkksParams.bootstrappable(log_n, levels, log_scale), keygen with bootstrapping and the block's rotations
-    only), against the same block in float64 in image form (:func:`block_float64`, same weights).
+    (CkksParams.bootstrappable(log_n, levels, log_scale, **bootstrap_options), default BLOCK_BOOTSTRAP_OPTIONS;
+    keygen with bootstrapping and the block's rotations only), against the same block in float64 in image form
+    (:func:`block_float64`, same weights).
     progress(stage) is called at each stage. Returns the record (precision, max error, seconds per stage,
     peak RSS)."""
     import ember
     need = relu_depth() + 1
     if levels < need:
         raise ValueError(f"resnet block: a ReLU and a convolution need {need} levels; got levels={levels}")
-    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure)
+    opts = dict(BLOCK_BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
+    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure,
+                                             **opts)
     if params.slots % (channels * grid * grid):
         raise ValueError(f"resnet block: {channels} channels of {grid} x {grid} do not tile the {params.slots} "
                          f"slots of N = 2^{log_n}")
@@ -394,4 +402,4 @@ def run_block(log_n: int = 16, channels: int = 16, grid: int = GRID, levels: int
                 output_max=float(np.abs(want).max()), relu_input_max=pre_max,
                 relu_poly_vs_exact_max=float(np.abs(want - exact).max()),
                 rotation_keys=len(rots), rotations=rots, bootstraps=2, level_out=y.level,
-                seconds=seconds, peak_rss_gib=_peak_rss_gib(), params=params.to_dict())
+                seconds=seconds, peak_rss_gib=_peak_rss_gib(), bootstrap_options=opts, params=params.to_dict())
