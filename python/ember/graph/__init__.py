@@ -61,9 +61,10 @@ import types
 
 from .capture import Capture, capture
 from .model import COUNT_KEYS, FORMAT, VERSION, Graph, Node, Value, load
+from .split import split_hoisted
 from .symbolic import SymbolicContext
 
-__all__ = ["Capture", "capture", "Graph", "Node", "Value", "load", "FORMAT", "VERSION", "COUNT_KEYS",
+__all__ = ["Capture", "capture", "split_hoisted", "Graph", "Node", "Value", "load", "FORMAT", "VERSION", "COUNT_KEYS",
            "SymbolicContext"]
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Mapping, Optional, Union
 
 FORMAT = "ember-graph"
 VERSION = 1
-VALUE_KINDS = ("ciphertext", "plaintext")
+VALUE_KINDS = ("ciphertext", "plaintext", "digits")  # digits: a split hoisted rotation set's ModUp (split.py)
 COUNT_KEYS = ("calls", "mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written", "ns")
 
 

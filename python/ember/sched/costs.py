@@ -75,6 +75,12 @@ class CostTable:
 
     def seconds(self, device: str, op: str, level: int, count: int = 1) -> float:
         ops = self._dev(device)["ops"]
+        if op in ("mod_up_digits", "rotate_raised_digits") and op not in ops:
+            # the parts of a split rotate_many_raised (ember.graph.split_hoisted), priced from its own line so
+            # that the parts sum to the whole: cost(k) = one + per * (k - 1) = (one - per) + per * k
+            one = self.seconds(device, "rotate_many_raised", level, 1)
+            per = self.seconds(device, "rotate_many_raised", level, 2) - one
+            return one - per if op == "mod_up_digits" else per * count
         if op in COUNTED and f"{op}@1" in ops:
             k = COUNTED[op]
             one = _interp(ops[f"{op}@1"], level)
@@ -250,7 +256,7 @@ class CostTable:
 def node_count(node) -> int:
     """The count of a counted operation: rotations of rotate_many(_raised), terms of linear_combination and
     mul_plain_sum (ciphertext inputs), 1 otherwise."""
-    if node.op in ("rotate_many", "rotate_many_raised"):
+    if node.op in ("rotate_many", "rotate_many_raised", "rotate_raised_digits"):
         return max(1, len(node.outputs))
     if node.op == "linear_combination":
         return max(1, len(node.inputs))

@@ -11,7 +11,7 @@ node_counts only when the caller says so -- the graph does not record the consta
 """
 from __future__ import annotations
 
-from .kernels import Ct, EmberModel, Ring, Tensor
+from .kernels import Ct, EmberModel, Ring, Tensor, digit_partition
 
 UNTRACED = {"memcpy", "memset", "mod_raise"}
 # Operations whose model is not yet checked against measured counters (tests treat a mismatch on these as an
@@ -120,6 +120,21 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
         steps = steps if isinstance(steps, list) else [steps]
         nonzero = [s for s in steps if not slots or s % slots]
         digits = m.mod_up_digits(a.c1) if nonzero else []
+        for s in steps:
+            if slots and s % slots == 0:
+                m.p_mod_up(a.c0)
+                m.p_mod_up(a.c1)
+            else:
+                m.rotate_raised(a.c0, digits, f"rot{s}")
+    elif op == "mod_up_digits":  # the shared part of a split rotate_many_raised (ember.graph.split_hoisted)
+        a = m.ciphertext(q)
+        m.mod_up_digits(a.c1)
+    elif op == "rotate_raised_digits":  # its rotations, from digits made elsewhere (read, not recomputed)
+        a = m.ciphertext(q)
+        steps = params.get("steps", [1] * outputs)
+        steps = steps if isinstance(steps, list) else [steps]
+        digits = [m.tmp(q, ring.k, name="digit") for first, last in digit_partition(ring.q_count, ring.dnum)
+                  if first < min(last, q)]
         for s in steps:
             if slots and s % slots == 0:
                 m.p_mod_up(a.c0)
