@@ -4,7 +4,8 @@ and the scheduling-speed figures.
     build/venv/bin/python bench/sched/tables.py [--log-n 16] [--host-costs bench/sched/cpu_n16_2t.json] [--out DIR]
 
 Graphs (captured symbolically: no keys, no arithmetic): one N = 2^16 bootstrapping, one HELR iteration with its
-bootstrapping, and LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
+bootstrapping, the same two with their hoisted baby-step sets split (ember.graph.split_hoisted), and
+LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
 machine's measured cost table (`ember profile`, 2 threads) when --host-costs is given, else by the simulator's CPU
 model; FPGAs (U280) and GPUs (H100) are MODELLED by the simulator -- no such device was run. Prints JSON lines and
 writes tables.md (markdown) and tables.json to --out.
@@ -19,17 +20,22 @@ import time
 from pathlib import Path
 
 from ember import sched
-from ember.graph import Graph
+from ember.graph import Graph, split_hoisted
 from ember.sched import costs as C
 from ember.sched import programs
 from ember.sched.plan import default_costs, schedule_graph
 from ember.sched.platform import paper
 
+SPLIT_PARTS = 8  # the largest baby-step set of the bootstrapping's linear transforms: one rotation per part
 TABLE2 = [(1, 0), (2, 0), (4, 0), (0, 1), (0, 2), (0, 4), (1, 3), (2, 2), (3, 1)]
 
 
 def graphs(log_n: int) -> dict[str, Graph]:
     out = {"Bootstrapping": programs.boot_graph(log_n=log_n), "LR": programs.helr_graph(log_n=log_n)}
+    # the same graphs with each hoisted baby-step set split into its ModUp and its rotations (ember.graph.split_hoisted:
+    # the parts cost exactly what the node cost), so that the rotations can run on different devices
+    for name in ("Bootstrapping", "LR"):
+        out[f"{name} (split)"] = split_hoisted(out[name], parts=SPLIT_PARTS)
     try:
         import ember.apps as apps  # the applications issue (LoLa CNNs)
         for name, key in (("MNIST", "lola-mnist"), ("Cifar10", "lola-cifar")):
@@ -92,13 +98,15 @@ def run(args) -> dict:
             print(json.dumps({"table": 2, "program": name, "config": f"{f}F+{gp}G", **row2[f"{f}F+{gp}G"]}))
         res["table2"][name] = row2
     # speed: the N = 2^16 bootstrapping graph, and a 100,000-node graph (random DAG, 2 inputs per task)
-    g = gs["Bootstrapping"]
     plat = paper(2, 2, host_model=host)
-    costs = default_costs(g, plat, cost_table(g, args.host_costs))
-    for algo in ("heft", "peft", "best"):
-        t0 = time.perf_counter()
-        schedule_graph(g, plat, costs, algo)
-        res["speed"][f"boot_{algo}_s"] = time.perf_counter() - t0
+    for tag, key in (("boot", "Bootstrapping"), ("boot_split", "Bootstrapping (split)")):
+        g = gs[key]
+        costs = default_costs(g, plat, cost_table(g, args.host_costs))
+        for algo in ("heft", "peft", "best"):
+            t0 = time.perf_counter()
+            schedule_graph(g, plat, costs, algo)
+            res["speed"][f"{tag}_{algo}_s"] = time.perf_counter() - t0
+        res["speed"][f"{tag}_nodes"] = len(g)
     rng = random.Random(0)
     n = 100_000
     cost = {i: [rng.uniform(1e-3, 2e-2) for _ in range(5)] for i in range(n)}
@@ -108,7 +116,6 @@ def run(args) -> dict:
         t0 = time.perf_counter()
         sched.ALGORITHMS[algo](cost, edges, bw)
         res["speed"][f"random100k_{algo}_s"] = time.perf_counter() - t0
-    res["speed"]["boot_nodes"] = len(g)
     print(json.dumps({"speed": res["speed"]}))
     return res
 
