@@ -196,9 +196,18 @@ def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed
     """One ResNet-20 basic block encrypted for real (ember.apps.resnet.run_block) against float64: precision,
     max error, seconds per stage (keygen, conv, bootstrap, relu), peak RSS."""
     from . import resnet
+    stages = ["keygen", "encrypt", "conv", "bootstrap", "relu", "conv", "bootstrap", "relu", "decrypt"]
     with _Progress(progress, "ember demo resnet --block") as bar:
+        bar.stage(f"N=2^{log_n}", len(stages))
+        started = []
+
+        def on_stage(name):         # a stage starts: the previous one is done
+            if started:
+                bar.advance(name)
+            started.append(name)
         rec = resnet.run_block(log_n=log_n, channels=channels, threads=threads, seed=seed, insecure=insecure,
-                               progress=bar.stage, bootstrap_options=bootstrap_options)
+                               progress=on_stage, bootstrap_options=bootstrap_options)
+        bar.advance("done")
     rec.update({f"{k}_s": v for k, v in rec["seconds"].items()})
     return rec
 
