@@ -156,6 +156,11 @@ def test_cli_graph_and_schedule(tmp_path):
     assert "MODELLED" in res["note"] and "gpu0" in res["modelled_devices"]
     assert res["schedules"]["heft"]["makespan_s"] < res["schedules"]["naive"]["makespan_s"]
     assert (tmp_path / "g-heft.png").exists()
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(out), "--platform", "paper:0,2", "--algo", "best",
+                        "--split-hoisted", "4"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    split = json.loads(r.stdout)
+    assert split["graph"]["nodes"] > summ["nodes"] and split["schedules"]["best"]["makespan_s"] > 0
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)

@@ -11,8 +11,10 @@ best   several list schedules of the same problem, keeping the shortest (ties: t
        PEFT themselves, the two priorities (upward rank, OCT rank) crossed with the two placements (EFT,
        EFT + OCT), upward rank with ties broken by the successors' mean work, `perturb` seeded random
        perturbations of both ranks (each task's rank times U(1 - 0.05, 1 + 0.05)), and `refine` rounds that
-       re-run the list with the best schedule's start times as the priority (earliest first). Never worse than
-       HEFT or PEFT (both are among the variants); the cost is the number of variants times one list schedule.
+       re-run the list with the best schedule's start times as the priority (earliest first); then a post-pass
+       (`improve` evaluations at most): a task of the critical chain (latest first) moves to another device when
+       re-timing the schedule with each device's order kept (the moved task placed by its start time) shortens
+       the makespan; repeated while a move helps. Never worse than HEFT or PEFT (both are among the variants).
 naive  tasks in a topological order, each on a random device among those idle when its inputs are ready (else the
        ones that free up first), all inputs transferred from where they were made, no insertion.
 
@@ -207,13 +209,14 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
 
 
 def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True, perturb: int = 8,
-         refine: int = 2, seed: int = 0) -> Schedule:
+         refine: int = 2, improve: int = 300, seed: int = 0) -> Schedule:
     """The shortest of several list schedules (see the module docstring): HEFT, PEFT, their priorities crossed
     with their placements, a successor-work tie-break, `perturb` seeded rank perturbations and `refine` rounds of
-    start-time re-prioritisation. Never worse than heft() or peft() on the same problem."""
+    start-time re-prioritisation, then up to `improve` re-timings of critical-task moves between devices. Never
+    worse than heft() or peft() on the same problem."""
     pr = _problem(cost, edges, bandwidth, latency, devices)
-    if perturb < 0 or refine < 0:
-        raise ValueError(f"perturb and refine must be >= 0, got {perturb} and {refine}")
+    if perturb < 0 or refine < 0 or improve < 0:
+        raise ValueError(f"perturb, refine and improve must be >= 0, got {perturb}, {refine} and {improve}")
     ru = upward_rank(pr)
     oct_ = optimistic_cost_table(pr)
     ro = [sum(r) / len(r) for r in oct_]
@@ -244,8 +247,93 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
                 top, top_name, improved = s, f"refine{r}" + ("+oct" if la is not None else ""), True
         if not improved:
             break
+    if improve:
+        moved = _move_critical(top, improve)
+        if moved is not None and moved[0].makespan < top.makespan * (1 - _REL):
+            top, top_name = moved[0], top_name + f"+{moved[1]} moves"
     top.extra.update(variant=top_name, variants_tried=tried)
     return top
+
+
+def _retime(pr: Problem, dev: list[int], order: list[int]) -> tuple[list[float], list[float]]:
+    """Start and finish times of a placement: tasks in `order` (consistent with the graph and with each device's
+    sequence), each as early as its device and its inputs (transfers included) allow."""
+    n = len(pr.tasks)
+    free = [0.0] * pr.p
+    start, finish = [0.0] * n, [0.0] * n
+    w, lat, bw = pr.w, pr.lat, pr.bw
+    for i in order:
+        d = dev[i]
+        s = free[d]
+        for u, b in pr.pred[i]:
+            du = dev[u]
+            r = finish[u] if du == d else finish[u] + lat[du][d] + b / bw[du][d]
+            if r > s:
+                s = r
+        start[i] = s
+        finish[i] = free[d] = s + w[i][d]
+    return start, finish
+
+
+def _critical_chain(pr: Problem, dev: list[int], order: list[int], start: list[float], finish: list[float]) -> list[int]:
+    """The tasks that fix the makespan, latest first: from the last to finish back through whatever delayed each
+    start (an input's arrival, else the previous task on the device)."""
+    n = len(pr.tasks)
+    prev, last = [-1] * n, {}
+    for i in order:
+        prev[i] = last.get(dev[i], -1)
+        last[dev[i]] = i
+    t = max(range(n), key=lambda i: finish[i])
+    chain = []
+    while t >= 0:
+        chain.append(t)
+        s, d, nxt = start[t], dev[t], -1
+        tol = _REL * max(1.0, s)
+        for u, b in pr.pred[t]:
+            if abs(finish[u] + pr.comm(b, dev[u], d) - s) <= tol:
+                nxt = u
+                break
+        if nxt < 0 and prev[t] >= 0 and abs(finish[prev[t]] - s) <= tol:
+            nxt = prev[t]
+        t = nxt
+    return chain
+
+
+def _move_critical(sch: Schedule, budget: int) -> Optional[tuple[Schedule, int]]:
+    """The post-pass of best(): first-improvement moves of critical tasks to other devices, at most `budget`
+    re-timings. Returns (schedule, moves made) or None when nothing moved."""
+    pr = sch.problem
+    T, n = pr.tasks, len(pr.tasks)
+    pos = [0] * n
+    for k, i in enumerate(pr.topo):
+        pos[i] = k
+    dev = [sch.device[T[i]] for i in range(n)]
+    order = sorted(range(n), key=lambda i: (sch.start[T[i]], pos[i]))
+    start, finish = _retime(pr, dev, order)  # (no insertion gaps: never later than the list schedule)
+    ms, used, moves = max(finish), 0, 0
+    improved = True
+    while improved and used < budget:
+        improved = False
+        for t in _critical_chain(pr, dev, order, start, finish):
+            for q in range(pr.p):
+                if q == dev[t] or math.isinf(pr.w[t][q]) or used >= budget:
+                    continue
+                used += 1
+                old, dev[t] = dev[t], q
+                s2, f2 = _retime(pr, dev, order)
+                m2 = max(f2)
+                if m2 < ms * (1 - _REL):
+                    ms, start, finish, improved, moves = m2, s2, f2, True, moves + 1
+                    order = sorted(range(n), key=lambda i: (start[i], pos[i]))
+                    break
+                dev[t] = old
+            if improved:
+                break
+    if not moves:
+        return None
+    out = Schedule("best", pr, {T[i]: dev[i] for i in range(n)}, {T[i]: start[i] for i in range(n)},
+                   {T[i]: finish[i] for i in range(n)}, [T[i] for i in order])
+    return out, moves
 
 
 def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, seed: int = 0) -> Schedule:

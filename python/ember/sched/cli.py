@@ -84,6 +84,9 @@ def _schedule(args) -> int:
     from .plan import schedule_graph
     from .platform import load_platform
     graph = _load_graph(args)
+    if args.split_hoisted:
+        from ember.graph import split_hoisted
+        graph = split_hoisted(graph, parts=args.split_hoisted)
     platform = load_platform(args.platform)
     costs = _costs(args, graph, platform)
     algos = ["naive", "heft", "peft", "best"] if args.algo == "all" else [args.algo]
@@ -177,7 +180,7 @@ def add_parser(sub) -> None:
         p.add_argument("--levels", type=int, default=9, help="programs: user levels (default 9)")
         p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
 
-    s = sub.add_parser("schedule", help="schedule a program or a graph JSON on a platform (naive, HEFT, PEFT)")
+    s = sub.add_parser("schedule", help="schedule a program or a graph JSON on a platform (naive, HEFT, PEFT, best)")
     s.add_argument("source", help="a graph JSON file, a built-in program (boot, helr) or FILE.py:FUNCTION, a "
                                   "program(ctx, keys) -> ciphertext (its optional attribute .rotations lists the "
                                   "rotation keys it needs) captured symbolically on bootstrappable parameters")
@@ -186,6 +189,9 @@ def add_parser(sub) -> None:
     s.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); repeatable")
     s.add_argument("--profile-from", help="RUN.json with per-task times (or a live graph JSON): profile-guided costs")
     s.add_argument("--profile-device", help="the device model the run's times belong to (default: the first device's)")
+    s.add_argument("--split-hoisted", type=int, default=0, metavar="PARTS",
+                   help="split each hoisted baby-step set into its ModUp and PARTS rotation nodes "
+                        "(ember.graph.split_hoisted; the parts cost what the node cost) before scheduling")
     s.add_argument("--seed", type=int, default=0, help="naive: random seed")
     s.add_argument("--png", help="draw the Gantt chart(s)")
     s.add_argument("--tasks", action="store_true", help="include every task's device, start and finish")
