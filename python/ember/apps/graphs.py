@@ -96,15 +96,22 @@ def resnet20_expected(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS) -> dict
 
 
 def resnet20(log_n: int = 16, levels: int = 15, log_scale: int = 40, insecure: bool = False, seed: int = 0,
-             stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS):
-    """The symbolic graph of ResNet-20 at CkksParams.bootstrappable(log_n, levels, log_scale)."""
+             stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, bootstrap_options: Optional[dict] = None):
+    """The symbolic graph of ResNet-20 at CkksParams.bootstrappable(log_n, levels, log_scale, **bootstrap_options),
+    by default the options of the block that runs for real (resnet.BLOCK_BOOTSTRAP_OPTIONS: no arcsine, which
+    leaves room for dnum = 6 keys; with the arcsine these levels fit the 128-bit bound only at dnum = 33, whose
+    keys do not fit this machine's memory)."""
     import ember
+
+    from .resnet import BLOCK_BOOTSTRAP_OPTIONS
     from ember.sched.programs import capture_program
     need = relu_depth() + 1
     if levels < need + 1:
         raise ValueError(f"resnet20: a ReLU and a convolution need {need} levels and the stem one more; "
                          f"got levels={levels}")
-    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure)
+    opts = dict(BLOCK_BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
+    params = ember.CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, insecure=insecure,
+                                             **opts)
     g = capture_program(resnet20_program(stages, blocks, seed), params, rotations=resnet20_rotations(stages),
                         bootstrapping=True)
     g.meta["program"] = f"ResNet-20 (Lee et al. ICML'22 structure, random weights) N=2^{log_n}"
