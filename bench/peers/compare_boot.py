@@ -30,8 +30,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_peers import (  # noqa: E402  (kept Python 3.10-compatible, like this file)
-    DEFAULT_OPENFHE_PYTHON, RESULT_PREFIX, _openfhe_moduli_bits, emit, fmt, show_table, time_it, timing_fields,
-    write_records)
+    DEFAULT_OPENFHE_PYTHON, RESULT_PREFIX, _openfhe_moduli_bits, add_output_args, comma_list, emit, fmt,
+    import_peer, run_peers, run_worker_main, show_table, time_it, timing_fields)
 
 DEFAULT_DESILO_PYTHON = "/tmp/ci/build/venv/bin/python"
 ALL_PEERS = ("desilo", "openfhe", "ember")
@@ -123,14 +123,9 @@ def _desilo_residue_bits(engine, ct):
 
 
 def worker_desilo(cfg):
-    import importlib.metadata as md
-    try:
-        import desilofhe
-    except ImportError as exc:
-        emit(make_record("desilo", cfg, error="desilofhe not importable under %s (%s); install with "
-                         "`%s -m pip install desilofhe`" % (sys.executable, exc, sys.executable)))
+    desilofhe, version = import_peer("desilofhe", "desilofhe", lambda msg: make_record("desilo", cfg, error=msg))
+    if desilofhe is None:
         return
-    version = md.version("desilofhe")
     threads, mode, key_size = cfg["threads"], cfg["desilo_mode"], cfg["desilo_key"]
     security = "library default (DESILO does not document a level; not configurable)"
     if cfg["quick"] and not cfg["desilo_in_quick"]:
@@ -200,18 +195,10 @@ def worker_desilo(cfg):
 # --------------------------------------------------------------------------
 
 def worker_openfhe(cfg):
-    import importlib.metadata as md
     import numpy as np
-    try:
-        import openfhe as o
-    except ImportError as exc:
-        emit(make_record("openfhe", cfg, error="openfhe not importable under %s (%s); install with "
-                         "`%s -m pip install openfhe numpy`" % (sys.executable, exc, sys.executable)))
+    o, version = import_peer("openfhe", "openfhe numpy", lambda msg: make_record("openfhe", cfg, error=msg))
+    if o is None:
         return
-    try:
-        version = md.version("openfhe")
-    except Exception:  # noqa: BLE001
-        version = getattr(o, "__version__", None)
     n = 1 << cfg["log_n"]
     secure = cfg["openfhe_security"] == "128"
     scale_bits = cfg["openfhe_scale_bits"] or (50 if secure else 59)
@@ -553,13 +540,7 @@ def parse_args(argv=None):
                     help="do not set oom_score_adj=1000 in the workers (default: they volunteer as the OOM "
                          "killer's first victim, to spare other jobs on a shared machine)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per library (default 3600)")
-    ap.add_argument("--output", help="also append the JSON lines to this file")
-    ap.add_argument("--table", dest="table", action="store_true", default=None,
-                    help="print the rich table even when stdout is not a terminal")
-    ap.add_argument("--no-table", dest="table", action="store_false")
-    ap.add_argument("--verbose", action="store_true", help="forward the workers' stderr")
-    ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
-    ap.add_argument("--worker-config", help=argparse.SUPPRESS)
+    add_output_args(ap, WORKERS)
     args = ap.parse_args(argv)
     if args.log_n is None:
         args.log_n = 12 if args.quick else 16
@@ -582,15 +563,10 @@ def main(argv=None):
                     fh.write("1000")
             except OSError:
                 pass
-        try:
-            WORKERS[args.worker](cfg)
-        except Exception as exc:  # noqa: BLE001 - report, the parent keeps going
-            import traceback
-            traceback.print_exc()
-            emit(make_record(args.worker, cfg, error="%s: %s" % (type(exc).__name__, exc)))
+        run_worker_main(WORKERS, args.worker, cfg, lambda msg: make_record(args.worker, cfg, error=msg))
         return 0
 
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    peers = comma_list(args.peers)
     cfg = dict(log_n=args.log_n, slots=args.slots, threads=args.threads, runs=args.runs, seed=args.seed,
                inputs=args.inputs, quick=args.quick, desilo_key=args.desilo_key, desilo_mode=args.desilo_mode,
                desilo_in_quick=args.desilo_in_quick, openfhe_security=args.openfhe_security,
@@ -607,20 +583,12 @@ def main(argv=None):
         log("another compare_boot.py holds %s; waiting for it ..." % LOCK_PATH)
         fcntl.flock(lock, fcntl.LOCK_EX)
 
-    records = []
-    out_fh = open(args.output, "a") if args.output else None
-    for peer in peers:
+    def run_one(peer):
         if peer not in WORKERS:
-            recs = [make_record(peer, cfg, error="unknown library (choose from %s)" % ",".join(ALL_PEERS))]
-        else:
-            recs = run_when_quiet(peer, cfg, args)
-        write_records(recs, FIELDS, out_fh)
-        records.extend(recs)
-    if out_fh:
-        out_fh.close()
-    show = sys.stdout.isatty() if args.table is None else args.table
-    if show:
-        print_table(records)
+            return [make_record(peer, cfg, error="unknown library (choose from %s)" % ",".join(ALL_PEERS))]
+        return run_when_quiet(peer, cfg, args)
+
+    run_peers(peers, run_one, FIELDS, args, print_table)
     return 0
 
 

@@ -24,6 +24,7 @@ See README.md next to this file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -31,6 +32,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 RESULT_PREFIX = "@@PEER-RESULT "
@@ -112,20 +114,60 @@ def timing_fields(t):
     return {"median_ms": t[0], "min_ms": t[1], "max_ms": t[2]}
 
 
+def import_peer(module, pip_args, error_record):
+    """Worker side: import a peer library. Returns (module, version); when it cannot be imported, emits
+    error_record(message) (a record carrying the error) and returns (None, None)."""
+    import importlib
+    import importlib.metadata as md
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        emit(error_record("%s not importable under %s (%s); install with `%s -m pip install %s`"
+                          % (module, sys.executable, exc, sys.executable, pip_args)))
+        return None, None
+    try:
+        version = md.version(module)
+    except Exception:  # noqa: BLE001
+        version = getattr(mod, "__version__", None)
+    return mod, version
+
+
+def run_worker_main(workers, name, cfg, error_record):
+    """Worker side of main(): run workers[name](cfg); an exception is printed and becomes one record
+    error_record(message), so that the parent keeps going."""
+    try:
+        workers[name](cfg)
+    except Exception as exc:  # noqa: BLE001 - report, the parent keeps going
+        import traceback
+        traceback.print_exc()
+        emit(error_record("%s: %s" % (type(exc).__name__, exc)))
+
+
+@contextlib.contextmanager
+def scratch_path(name):
+    """A path called `name` in a fresh temporary folder; the file and the folder are removed afterwards
+    (best effort)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="ofhe-"), name)
+    try:
+        yield path
+    finally:
+        try:
+            os.remove(path)
+            os.rmdir(os.path.dirname(path))
+        except OSError:
+            pass
+
+
 # --------------------------------------------------------------------------
 # DESILO worker
 # --------------------------------------------------------------------------
 
 def worker_desilo(cfg):
-    import importlib.metadata as md
     import numpy as np
-    try:
-        import desilofhe
-    except ImportError as exc:
-        emit(make_record("desilo", "all", cfg, error="desilofhe not importable (%s); "
-                         "install with `%s -m pip install desilofhe`" % (exc, sys.executable)))
+    desilofhe, version = import_peer("desilofhe", "desilofhe",
+                                     lambda msg: make_record("desilo", "all", cfg, error=msg))
+    if desilofhe is None:
         return
-    version = md.version("desilofhe")
     threads = cfg["threads"]
 
     # DESILO's Python API has no knob for N, the prime sizes, the scale or
@@ -217,19 +259,11 @@ def worker_desilo(cfg):
 def _openfhe_moduli_bits(o, cc):
     """log2 of every Q prime, read from the JSON serialization of the context
     (OpenFHE's Python API does not expose the tower moduli)."""
-    import tempfile
-    path = os.path.join(tempfile.mkdtemp(prefix="ofhe-"), "cc.json")
-    try:
+    with scratch_path("cc.json") as path:
         if not o.SerializeToFile(path, cc, o.JSON):
             return None
         with open(path) as fh:
             doc = json.load(fh)
-    finally:
-        try:
-            os.remove(path)
-            os.rmdir(os.path.dirname(path))
-        except OSError:
-            pass
     towers = []
 
     def walk(node):
@@ -262,33 +296,17 @@ def _openfhe_moduli_bits(o, cc):
 
 def _openfhe_key_words(o, cc, n):
     """Size of the serialized relinearization key in N-coefficient 64-bit words."""
-    import tempfile
-    path = os.path.join(tempfile.mkdtemp(prefix="ofhe-"), "mk.bin")
-    try:
+    with scratch_path("mk.bin") as path:
         if not cc.SerializeEvalMultKey(path, o.BINARY):
             return None
         return os.path.getsize(path) / (n * 8)
-    finally:
-        try:
-            os.remove(path)
-            os.rmdir(os.path.dirname(path))
-        except OSError:
-            pass
 
 
 def worker_openfhe(cfg):
-    import importlib.metadata as md
     import numpy as np
-    try:
-        import openfhe as o
-    except ImportError as exc:
-        emit(make_record("openfhe", "all", cfg, error="openfhe not importable under %s (%s); install "
-                         "with `%s -m pip install openfhe numpy`" % (sys.executable, exc, sys.executable)))
+    o, version = import_peer("openfhe", "openfhe numpy", lambda msg: make_record("openfhe", "all", cfg, error=msg))
+    if o is None:
         return
-    try:
-        version = md.version("openfhe")
-    except Exception:  # noqa: BLE001
-        version = getattr(o, "__version__", None)
     n = 1 << cfg["log_n"]
     slots = n // 2
     scaling = cfg["openfhe_scaling"]
@@ -632,13 +650,7 @@ def parse_args(argv=None):
                     help="interpreter that has the openfhe wheel, CPython 3.10 (default $OPENFHE_PYTHON or %s)"
                     % DEFAULT_OPENFHE_PYTHON)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per peer (default 3600)")
-    ap.add_argument("--output", help="also append the JSON lines to this file")
-    ap.add_argument("--table", dest="table", action="store_true", default=None,
-                    help="print the rich table even when stdout is not a terminal")
-    ap.add_argument("--no-table", dest="table", action="store_false")
-    ap.add_argument("--verbose", action="store_true", help="forward the workers' stderr")
-    ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
-    ap.add_argument("--worker-config", help=argparse.SUPPRESS)
+    add_output_args(ap, WORKERS)
     args = ap.parse_args(argv)
     if args.runs is None:
         args.runs = 3 if args.quick else 10
@@ -648,6 +660,22 @@ def parse_args(argv=None):
         args.levels = 6 if args.quick else 24
     return args
 
+
+def add_output_args(ap, workers):
+    """The options both scripts end with: --output, --table/--no-table, --verbose, and the hidden --worker NAME
+    and --worker-config JSON a subprocess is started with."""
+    ap.add_argument("--output", help="also append the JSON lines to this file")
+    ap.add_argument("--table", dest="table", action="store_true", default=None,
+                    help="print the rich table even when stdout is not a terminal")
+    ap.add_argument("--no-table", dest="table", action="store_false")
+    ap.add_argument("--verbose", action="store_true", help="forward the workers' stderr")
+    ap.add_argument("--worker", choices=sorted(workers), help=argparse.SUPPRESS)
+    ap.add_argument("--worker-config", help=argparse.SUPPRESS)
+
+
+def comma_list(text):
+    """'a, b,,c' -> ['a', 'b', 'c']."""
+    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def write_records(recs, fields, out_fh=None):
@@ -660,43 +688,48 @@ def write_records(recs, fields, out_fh=None):
             out_fh.flush()
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.worker:
-        cfg = json.loads(args.worker_config)
-        try:
-            WORKERS[args.worker](cfg)
-        except Exception as exc:  # noqa: BLE001 - report, the parent keeps going
-            import traceback
-            traceback.print_exc()
-            emit(make_record(args.worker, "all", cfg, error="%s: %s" % (type(exc).__name__, exc)))
-        return 0
-
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    ops = [o.strip() for o in args.ops.split(",") if o.strip()]
-    cfg = dict(log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
-               runs=args.runs, log_scale=args.log_scale, first_mod=args.first_mod, seed=args.seed,
-               ops=ops, openfhe_scaling=args.openfhe_scaling, timeout=args.timeout,
-               encrypt=args.encrypt)
+def run_peers(peers, run_one, fields, args, print_table):
+    """Parent side of main(): the records of run_one(peer) for each peer in turn, written as JSON lines as
+    they come (and appended to --output), then the table when stdout is a terminal or with --table."""
     records = []
     out_fh = open(args.output, "a") if args.output else None
     for peer in peers:
-        if peer not in WORKERS:
-            recs = [make_record(peer, "all", cfg, error="unknown peer (choose from %s)" % ",".join(ALL_PEERS))]
-        elif not (set(ops) & set(OPS)):
-            recs = [make_record(peer, "all", cfg, error="no known op in --ops")]
-        else:
-            try:
-                recs = run_peer(peer, cfg, args)
-            except Exception as exc:  # noqa: BLE001
-                recs = [make_record(peer, "all", cfg, error="%s: %s" % (type(exc).__name__, exc))]
-        write_records(recs, FIELDS, out_fh)
+        recs = run_one(peer)
+        write_records(recs, fields, out_fh)
         records.extend(recs)
     if out_fh:
         out_fh.close()
     show = sys.stdout.isatty() if args.table is None else args.table
     if show:
         print_table(records)
+    return records
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.worker:
+        cfg = json.loads(args.worker_config)
+        run_worker_main(WORKERS, args.worker, cfg, lambda msg: make_record(args.worker, "all", cfg, error=msg))
+        return 0
+
+    peers = comma_list(args.peers)
+    ops = comma_list(args.ops)
+    cfg = dict(log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
+               runs=args.runs, log_scale=args.log_scale, first_mod=args.first_mod, seed=args.seed,
+               ops=ops, openfhe_scaling=args.openfhe_scaling, timeout=args.timeout,
+               encrypt=args.encrypt)
+
+    def run_one(peer):
+        if peer not in WORKERS:
+            return [make_record(peer, "all", cfg, error="unknown peer (choose from %s)" % ",".join(ALL_PEERS))]
+        if not (set(ops) & set(OPS)):
+            return [make_record(peer, "all", cfg, error="no known op in --ops")]
+        try:
+            return run_peer(peer, cfg, args)
+        except Exception as exc:  # noqa: BLE001
+            return [make_record(peer, "all", cfg, error="%s: %s" % (type(exc).__name__, exc))]
+
+    run_peers(peers, run_one, FIELDS, args, print_table)
     return 0
 
 

@@ -22,6 +22,16 @@ from ember.sim.devices import load
 SETS = [(14, 9, 2), (15, 16, 3), (16, 25, 3)]
 OPS = ["Mult", "Rotate", "HoistedRotate"]
 
+
+def compared(r, m) -> dict:
+    """The fields of one row: simulate()'s prediction r against measure()'s m, and their ratios."""
+    pred = r.extra["time_ms"]
+    return dict(predicted_ms=round(pred, 2), bound=r.extra["bound"], measured_ms=m["measured_ms"],
+                measured_min_ms=m["measured_min_ms"], kernels_best_ms=m["kernels_best_ms"],
+                pred_over_median=round(pred / m["measured_ms"], 3), pred_over_min=round(pred / m["measured_min_ms"], 3),
+                pred_over_kernels_best=round(pred / m["kernels_best_ms"], 3))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", default="bench/sim/cpu_calibration.json")
@@ -41,26 +51,14 @@ if __name__ == "__main__":
                 m = measure("LinearTransform", p, threads=a.threads, runs=a.runs, lt=lt, hoisted=hoisted)
                 print(json.dumps(dict(op="LinearTransform", path=r.extra["lt_path"], diagonals=lt.diagonals,
                                       n1=lt.n1, log_n=log_n, limbs=limbs, dnum=dnum, threads=a.threads,
-                                      predicted_ms=round(r.extra["time_ms"], 2), bound=r.extra["bound"],
-                                      measured_ms=m["measured_ms"], measured_min_ms=m["measured_min_ms"],
-                                      kernels_best_ms=m["kernels_best_ms"],
-                                      pred_over_median=round(r.extra["time_ms"] / m["measured_ms"], 3),
-                                      pred_over_min=round(r.extra["time_ms"] / m["measured_min_ms"], 3),
-                                      pred_over_kernels_best=round(r.extra["time_ms"] / m["kernels_best_ms"], 3))),
-                      flush=True)
+                                      **compared(r, m))), flush=True)
         raise SystemExit(0)
     for log_n, limbs, dnum in SETS:
         p = SimParams(log_n=log_n, limbs=limbs, dnum=dnum, prime_bits=50)
         for op in OPS:
             r = simulate(op, p, "ember", device=dev, rotations=8)
             m = measure(op, p, threads=a.threads, runs=a.runs, rotations=8)
-            print(json.dumps(dict(op=op, log_n=log_n, limbs=limbs, dnum=dnum, threads=a.threads,
-                                  predicted_ms=round(r.extra["time_ms"], 2), bound=r.extra["bound"],
-                                  measured_ms=m["measured_ms"], measured_min_ms=m["measured_min_ms"],
-                                  kernels_best_ms=m["kernels_best_ms"],
-                                  pred_over_median=round(r.extra["time_ms"] / m["measured_ms"], 3),
-                                  pred_over_min=round(r.extra["time_ms"] / m["measured_min_ms"], 3),
-                                  pred_over_kernels_best=round(r.extra["time_ms"] / m["kernels_best_ms"], 3))),
+            print(json.dumps(dict(op=op, log_n=log_n, limbs=limbs, dnum=dnum, threads=a.threads, **compared(r, m))),
                   flush=True)
         p = SimParams(log_n=log_n, limbs=limbs, dnum=dnum, prime_bits=50, fft_iters=3, poly_degree=31,
                       double_angle=2)

@@ -45,6 +45,23 @@ def _check(ctx, keys, xs, outs, ref, bound=BOUND):
         assert err < bound, err
 
 
+def _two_workers(executor, setup):
+    """For a fixture: an executor of the class given with two workers on the setup's context and keys."""
+    ctx, keys, _, _ = setup
+    with executor(ctx, keys, workers=2) as ex:
+        yield ex
+
+
+def _map_on_two_workers(setup, ex):
+    """ex.map(mul_rotate) over every input: checked against numpy, both workers took tasks, none was lost."""
+    ctx, keys, xs, cts = setup
+    res = ex.map(workloads.mul_rotate, cts)
+    _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+    assert len(set(res.node_worker.values())) == 2          # both workers took tasks
+    assert res.workers_lost == 0 and res.tasks_rerun == 0
+    return res
+
+
 def slow_mul_rotate(ctx, x):
     time.sleep(0.4)
     return (x * x).rotate(1)
@@ -62,19 +79,14 @@ def sleeper(ctx, x):
 # --- local pool ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pool(setup):
-    ctx, keys, _, _ = setup
-    with LocalPool(ctx, keys, workers=2) as p:
-        yield p
+    yield from _two_workers(LocalPool, setup)
 
 
 def test_pool_map_matches_numpy(setup, pool):
-    ctx, keys, xs, cts = setup
-    res = pool.map(workloads.mul_rotate, cts)
-    _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
+    cts = setup[3]
+    res = _map_on_two_workers(setup, pool)
     assert sorted(res.node_seconds) == list(range(len(cts)))
     assert all(s > 0 for s in res.node_seconds.values())
-    assert len(set(res.node_worker.values())) == 2          # both workers took tasks
-    assert res.workers_lost == 0 and res.tasks_rerun == 0
     # per-task records: where the time went besides the operation (what the overhead model is fitted on)
     assert [r["task"] for r in res.records] == list(range(len(cts)))
     for r in res.records:
@@ -279,17 +291,12 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def dask_ex(setup):
     from ember.run import DaskExecutor
-    ctx, keys, _, _ = setup
-    with DaskExecutor(ctx, keys, workers=2) as ex:
-        yield ex
+    yield from _two_workers(DaskExecutor, setup)
 
 
 def test_dask_map_and_late_worker_gets_keys(setup, dask_ex):
     ctx, keys, xs, cts = setup
-    res = dask_ex.map(workloads.mul_rotate, cts)
-    _check(ctx, keys, xs, res.outputs, workloads.mul_rotate_ref)
-    assert len(set(res.node_worker.values())) == 2
-    assert res.workers_lost == 0 and res.tasks_rerun == 0
+    res = _map_on_two_workers(setup, dask_ex)
     dask_ex._cluster.scale(3)
     dask_ex.client.wait_for_workers(3, timeout=60)
     installed = dask_ex.client.run(lambda: sorted(__import__("ember.run.keys").run.keys._installed))

@@ -99,16 +99,20 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
             except OSError:
                 pass
 
+    def failed(tid, label, e: Exception) -> None:
+        """Reports a task's failure: a TaskError's message as it is, anything else with its type and this worker."""
+        if isinstance(e, TaskError):
+            send(("error", tid, str(e)))
+        else:
+            send(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}"))
+
     def compute() -> None:
         while (item := runq.get()) is not None:
             tid, label, op, params, fn, args, packets, profile, meta = item
             try:
                 out = execute(bundle.ident, label, op, params, fn, args, *packets, profile=profile)
-            except TaskError as e:
-                send(("error", tid, str(e)))
-                continue
             except Exception as e:  # noqa: BLE001
-                send(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}"))
+                failed(tid, label, e)
                 continue
             store[("node", tid)] = out
             meta.update(compute_s=out.seconds, profile=out.profile)
@@ -165,11 +169,8 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
                         store[inp[1]] = p
                         packets.append(p)
                 meta["open_s"] = time.perf_counter() - t0
-            except TaskError as e:
-                send(("error", tid, str(e)))
-                continue
             except Exception as e:  # noqa: BLE001
-                send(("error", tid, f"{label} failed on worker {slot}: {type(e).__name__}: {e}"))
+                failed(tid, label, e)
                 continue
             if fn_blob:
                 fns[fn_key] = fn_blob

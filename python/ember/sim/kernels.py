@@ -669,9 +669,8 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
         m.free(*a, *b)
         return r
 
-    acc = None
-    for sign in (1, -1):
-        def rot(a, sign=sign):
+    def rot_by(sign):
+        def rot(a):
             d0 = m.divide_by_dropped(a[0], 0)
             d1 = m.divide_by_dropped(a[1], 0)
             m.free(*a)
@@ -679,17 +678,28 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
             g = m.rotate_raised(d0, dg, f"rot{sign * plan.n1}")
             m.free(d0, d1, *dg)
             return g
-        part = _horner(sums, sign, rot, add)
+        return rot
+
+    acc = _giant_steps(sums, rot_by, add)
+    for b in baby.values():
+        m.free(*b)
+    out = Ct(m.divide_by_dropped(acc[0], 1), m.divide_by_dropped(acc[1], 1))
+    m.free(*acc)
+    return out
+
+
+def _giant_steps(sums: dict, rot_by, add):
+    """LinearTransform's sum over all giant steps: the positive ones, then the negative ones (each by
+    Horner's rule, rot_by(sign) rotating by sign * n1), then step 0; the sums are taken out of the dict."""
+    acc = None
+    for sign in (1, -1):
+        part = _horner(sums, sign, rot_by(sign), add)
         if part is not None:
             acc = part if acc is None else add(acc, part)
     if 0 in sums:
         acc = sums.pop(0) if acc is None else add(sums.pop(0), acc)
-    for b in baby.values():
-        m.free(*b)
     assert acc is not None
-    out = Ct(m.divide_by_dropped(acc[0], 1), m.divide_by_dropped(acc[1], 1))
-    m.free(*acc)
-    return out
+    return acc
 
 
 def _horner(sums: dict, sign: int, rot, add):
@@ -735,18 +745,14 @@ def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
         m.free_ct(x, y)
         return r
 
-    acc = None
-    for sign in (1, -1):
-        def rot(x, sign=sign):
+    def rot_by(sign):
+        def rot(x):
             r = m.rotate(x, f"rot{sign * plan.n1}")
             m.free_ct(x)
             return r
-        part = _horner(inner, sign, rot, add)
-        if part is not None:
-            acc = part if acc is None else add(acc, part)
-    if 0 in inner:
-        acc = inner.pop(0) if acc is None else add(inner.pop(0), acc)
-    assert acc is not None
+        return rot
+
+    acc = _giant_steps(inner, rot_by, add)
     out = m.rescale(acc)
     m.free_ct(acc)
     return out

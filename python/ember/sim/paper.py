@@ -133,32 +133,27 @@ class PaperModel:
         return self._limb_rdwr or not self.reorder
 
     # ---- ciphertext element-wise operations ----------------------------------------------------
-    def ct_add(self, l, rd=False, wr=False):
+    def _stream(self, read: float, written: float, rd: bool, wr: bool):
+        """DRAM traffic of an element-wise operation: `read` limbs in when rd, `written` limbs out when wr."""
         if rd:
-            self._rd(4 * l)
-        self._add(l, 2)
+            self._rd(read)
         if wr:
-            self._wr(2 * l)
+            self._wr(written)
+
+    def ct_add(self, l, rd=False, wr=False):
+        self._add(l, 2)
+        self._stream(4 * l, 2 * l, rd, wr)
 
     def ct_add_plain(self, l, rd=False, wr=False):
-        if rd:
-            self._rd(2 * l)
         self._add(l)
-        if wr:
-            self._wr(l)
+        self._stream(2 * l, l, rd, wr)
 
     def ct_mul_plain(self, l, rd=False, wr=False):
-        if rd:
-            self._rd(3 * l)
         self._mul(l, 2)
-        if wr:
-            self._wr(2 * l)
+        self._stream(3 * l, 2 * l, rd, wr)
 
     def ct_automorph(self, l, rd=False, wr=False):
-        if rd:
-            self._rd(2 * l)
-        if wr:
-            self._wr(2 * l)
+        self._stream(2 * l, 2 * l, rd, wr)
 
     # ---- RNS building blocks (Algorithms 1-3) -----------------------------------------------------
     def decompose(self, l):
@@ -246,16 +241,21 @@ class PaperModel:
         if wr:
             self._wr(2 * l_key)
 
-    def key_switch(self, l, l_key, rd=False, wr=False, key_cached=False):
-        self.ks_mod_up(l, l_key, rd=rd, wr=True)
-        self.ks_inner_product(l, l_key, rd=True, wr=self._limb_rdwr, key_cached=key_cached)
-        self.mod_down(l_key, l, rd=self._limb_rdwr, wr=wr)
-        self.mod_down(l_key, l, rd=self._limb_rdwr, wr=False)
+    def ks_mod_down(self, l, l_key, down_rd, rd=False, wr=False):
+        """ModDown of both inner-product polynomials (down_rd: each reads its limbs), then the first one added
+        to the operand's c0 (rd: c0 is read; wr: the results are written)."""
+        self.mod_down(l_key, l, rd=down_rd, wr=wr)
+        self.mod_down(l_key, l, rd=down_rd, wr=False)
         if rd:
             self._rd(l)
         self._add(l)
         if wr:
             self._wr(l)
+
+    def key_switch(self, l, l_key, rd=False, wr=False, key_cached=False):
+        self.ks_mod_up(l, l_key, rd=rd, wr=True)
+        self.ks_inner_product(l, l_key, rd=True, wr=self._limb_rdwr, key_cached=key_cached)
+        self.ks_mod_down(l, l_key, self._limb_rdwr, rd=rd, wr=wr)
 
     # ---- ciphertext operations -------------------------------------------------------------------
     def rotate(self, l, rd=False, wr=False):
@@ -264,21 +264,8 @@ class PaperModel:
 
     def rotate_digits(self, l, l_key, rd=True, wr=True):
         """One rotation of already raised digits (hoisted rotations)."""
-        for i in range(self.p.dnum):
-            if rd:
-                self._rd(l_key)
-            self._key(l_key)
-            self.ct_mul_plain(l_key)
-            if i:
-                self.ct_add(l_key)
-        self._wr(2 * l_key)
-        self.mod_down(l_key, l, rd=True, wr=wr)
-        self.mod_down(l_key, l, rd=True)
-        if rd:
-            self._rd(l)
-        self._add(l)
-        if wr:
-            self._wr(l)
+        self.ks_inner_product(l, l_key, rd=rd, wr=True)
+        self.ks_mod_down(l, l_key, True, rd=rd, wr=wr)
 
     def hoisted_rotations(self, l, rotations):
         l_key = self.key_limbs(l)
@@ -341,6 +328,30 @@ class PaperModel:
         self.ct_add(l - 1, wr=wr)
 
     # ---- linear transforms (PtMatVecMult) --------------------------------------------------------
+    def _add_pmodup_b(self, l, pmodup, limb_rdwr):
+        """A rotation kept in the raised basis: its b times P (PModUp: b read and multiplied when `pmodup`)
+        added to the inner product's first half (read and written back when limb_rdwr)."""
+        if pmodup:
+            self._rd(l)
+            self._mul(l)  # PModUp of b
+        if limb_rdwr:
+            self._rd(l)
+        self._add(l)
+        if limb_rdwr:
+            self._wr(l)
+
+    def _diagonal_sum(self, limbs, count, read, write):
+        """The sum of `count` rotated ciphertexts times their plaintext diagonals, over `limbs` limbs (read: each
+        rotation is read in; write: the sum is written out)."""
+        for idx in range(count):
+            if read:
+                self._rd(2 * limbs)
+            self.ct_mul_plain(limbs)
+            if idx:
+                self.ct_add(limbs)
+        if write:
+            self._wr(2 * limbs)
+
     def lt_unrolled_hoisted(self, l, diagonals):
         """ModUp once, every rotation's inner product kept in the raised basis, ModDown twice (Fig. 5 c)."""
         l_key = self.key_limbs(l)
@@ -348,22 +359,8 @@ class PaperModel:
         self.ks_mod_up(l, l_key, rd=True)
         for idx in range(diagonals - 1):
             self.ks_inner_product(l, l_key, rd=self.level < BETA or idx == 0, wr=limb_rdwr)
-            if limb_rdwr or idx == 0:
-                self._rd(l)
-                self._mul(l)  # PModUp of b
-            if limb_rdwr:
-                self._rd(l)
-            self._add(l)
-            if limb_rdwr:
-                self._wr(l)
-        for idx in range(diagonals):
-            if limb_rdwr:
-                self._rd(2 * l_key)
-            self.ct_mul_plain(l_key)
-            if idx:
-                self.ct_add(l_key)
-        if limb_rdwr:
-            self._wr(2 * l_key)
+            self._add_pmodup_b(l, limb_rdwr or idx == 0, limb_rdwr)
+        self._diagonal_sum(l_key, diagonals, read=limb_rdwr, write=limb_rdwr)
         for _ in range(2):
             self.mod_down(l_key, l - 1, rd=self._reorder_rdwr, wr=True)
 
@@ -382,13 +379,7 @@ class PaperModel:
             self.rotate_digits(l, l_key, rd=self.level < BETA or idx == 0)
         lo = -(diagonals // 2)
         for start in range(lo, lo + diagonals, baby):
-            for idx in range(min(lo + diagonals - start, baby)):
-                self._rd(2 * l)
-                self.ct_mul_plain(l)
-                if idx:
-                    self.ct_add(l)
-            if limb_rdwr:
-                self._wr(2 * l)
+            self._diagonal_sum(l, min(lo + diagonals - start, baby), read=True, write=limb_rdwr)
             if not start <= 0 < start + baby:
                 self.rotate(l, rd=limb_rdwr, wr=limb_rdwr)
             if limb_rdwr:
@@ -411,24 +402,11 @@ class PaperModel:
                 self._wr(l_key)
             if limb_rdwr:
                 self._wr(l_key)
-            if limb_rdwr or idx == 0:
-                self._rd(l)
-                self._mul(l)
-            if limb_rdwr:
-                self._rd(l)
-            self._add(l)
-            if limb_rdwr:
-                self._wr(l)
+            self._add_pmodup_b(l, limb_rdwr or idx == 0, limb_rdwr)
         lo = -(diagonals // 2)
         for start in range(lo, lo + diagonals, baby):
-            for idx in range(min(lo + diagonals - start, baby)):
-                if limb_rdwr or start != lo:
-                    self._rd(2 * l_key)
-                self.ct_mul_plain(l_key)
-                if idx:
-                    self.ct_add(l_key)
-            if limb_rdwr:
-                self._wr(2 * l_key)
+            self._diagonal_sum(l_key, min(lo + diagonals - start, baby), read=limb_rdwr or start != lo,
+                               write=limb_rdwr)
             if giant > 1:
                 for _ in range(2):
                     self.mod_down(l_key, gs, rd=reorder_rdwr, wr=True)
