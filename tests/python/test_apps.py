@@ -241,6 +241,57 @@ def test_lola_graphs():
     assert g.op_counts()["rotate_many"] == 1 and len(g) > 500
 
 
+def _helr_minus_bootstrap(g, log_n):
+    """Op counts of the HELR graph less those of one bootstrapping captured alone at the same parameters (one
+    ModRaise each: the difference has none)."""
+    from ember.apps.logreg import training_params
+    from ember.sched.programs import capture_program
+    params = training_params(log_n, 9, insecure=log_n < 16)
+    boot = capture_program(lambda ctx, keys: ctx.encrypt(np.zeros(ctx.slots), keys.public, level=0).bootstrap(),
+                           params, bootstrapping=True).op_counts()
+    c = g.op_counts()
+    assert boot["mod_raise"] == 1
+    return {op: c.get(op, 0) - boot.get(op, 0) for op in set(c) | set(boot)}
+
+
+@pytest.mark.parametrize("log_n,samples,ciphertexts,lanes", [(13, 128, 4, 4), (13, 96, 3, 4),
+                                                              pytest.param(16, 1024, 4, 4, marks=pytest.mark.slow)])
+def test_helr_graph_counts_match_app(log_n, samples, ciphertexts, lanes):
+    """graph_of("helr"): train_encrypted's cycle at the app's default levels (9: two iterations per
+    bootstrapping), captured symbolically. Less one bootstrapping captured alone (the app's parameters, no
+    arcsine), the counts are the app's arithmetic (ember.apps.logreg docstring) for 2 iterations: per iteration
+    C log2 F + log2(F/Q) + log2 R rotations (45 at HELR's 1024 x 256, N = 2^16), one rotate_many of Q - 1
+    (3), 4C + Q ciphertext products, C + 1 conjugations; one conjugation more to unpack; one mod_raise (the
+    bootstrapping). 256 features at N = 2^13 (R = 16 rows) keep the small cases' C and Q; HELR's own shape at
+    N = 2^16 (5 s of capture) is the slow case."""
+    from ember.apps import graphs
+    from ember.apps.logreg import LEVELS_PER_ITERATION, Packing
+    g = graphs.graph_of("helr", log_n=log_n, samples=samples, insecure=log_n < 16)
+    pk = Packing(1 << (log_n - 1), 256, samples)
+    assert (pk.ciphertexts, pk.lanes) == (ciphertexts, lanes)
+    e = graphs.helr_expected(pk)
+    it = g.meta["helr"]["iterations"]
+    assert it == 1 + (9 - LEVELS_PER_ITERATION - 1) // LEVELS_PER_ITERATION == 2
+    if (log_n, samples) == (16, 1024):
+        assert e["rotations_per_iteration"] == 45 and e["hoisted_per_iteration"] == 3     # README's HELR figures
+        assert g.meta["params"]["dnum"] == 3
+    assert g.op_counts()["mod_raise"] == e["bootstraps"] == 1          # one ModRaise per bootstrapping
+    d = _helr_minus_bootstrap(g, log_n)
+    assert d["rotate"] == it * e["rotations_per_iteration"]
+    assert d["rotate_many"] == it * e["rotate_many_per_iteration"]
+    hoisted = [len(n.outputs) for n in g.nodes if n.op == "rotate_many"]
+    assert hoisted == [e["hoisted_per_iteration"]] * it
+    assert d["mul"] == it * e["products_per_iteration"]
+    assert d["conjugate"] == it * e["conjugations_per_iteration"] + e["unpack_conjugations"]
+    assert len(g.outputs) == 1
+
+
+def test_helr_graph_errors():
+    from ember.apps import graphs
+    with pytest.raises(ValueError, match="levels"):
+        graphs.helr(log_n=13, samples=128, insecure=True, levels=4)
+
+
 @pytest.mark.slow
 def test_resnet20_full_graph():
     from ember.apps import graphs

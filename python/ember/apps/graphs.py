@@ -6,7 +6,9 @@
 * ``lola-cifar``: a LoLa-CIFAR-shaped network (conv 8x8 stride 2 over 3 channels -> 83 maps, square, dense
   -> 163 units, square, dense -> 10; the input in convolution representation, 3 * 64 kernel offsets by hoisted
   rotations), one image;
-* ``resnet20``: ResNet-20 for CIFAR-10 after Lee et al. (ICML'22), see :func:`resnet20`.
+* ``resnet20``: ResNet-20 for CIFAR-10 after Lee et al. (ICML'22), see :func:`resnet20`;
+* ``helr``: HELR training of :mod:`ember.apps.logreg` (1024 samples x 256 features), two iterations with one
+  bootstrapping, as ``train_encrypted`` runs them, see :func:`helr`.
 
 ResNet-20 (:func:`resnet20`). conv 3x3 (3 -> 16) -> 3 stages x 3 basic blocks (16, 32, 64 channels; the first
 block of stages 2 and 3 has stride 2 and a 1x1 projection shortcut) -> average pool -> dense 64 -> 10; batch
@@ -190,11 +192,91 @@ def lola_cifar(log_n: int = 16, insecure: bool = False, seed: int = 0):
     return g
 
 
-PROGRAMS = {"resnet20": resnet20, "lola-mnist": lola_mnist, "lola-cifar": lola_cifar}
+# ---- HELR training (ember.apps.logreg) ---------------------------------------------------------------------------
+#: HELR's shape (Han et al. AAAI'19): a batch of 1024 samples x 256 features (bias included), 4 ciphertexts of
+#: the inner-product layout and 4 lanes at N = 2^16.
+HELR_SHAPE = dict(samples=1024, features=256)
+
+
+class _Stop(Exception):
+    """Ends train_encrypted after the iteration that bootstraps (raised from its progress callback)."""
+
+
+def helr_expected(packing, momentum: bool = True) -> dict:
+    """The app's own arithmetic for one cycle of train_encrypted at these levels: the plain iterations and the one
+    that packs (v + i w) / B and bootstraps it (ember.apps.logreg's docstring: C log2 F + log2(F / Q) + log2 R
+    rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the product Z_c v, S^2, conj(S)^2 and
+    the cubic's product, per lane one product; C + 1 conjugations per iteration and one more to unpack)."""
+    from .logreg import LEVELS_PER_ITERATION
+    F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
+    log2 = lambda x: x.bit_length() - 1  # noqa: E731
+    per_rot = C * log2(F) + log2(F // Q) + log2(R)
+    return dict(rotations_per_iteration=per_rot, hoisted_per_iteration=Q - 1,
+                rotate_many_per_iteration=int(Q > 1), products_per_iteration=4 * C + Q,
+                conjugations_per_iteration=C + 1, unpack_conjugations=1, bootstraps=1,
+                levels_per_iteration=LEVELS_PER_ITERATION)
+
+
+def helr(log_n: int = 16, samples: int = HELR_SHAPE["samples"], features: int = HELR_SHAPE["features"],
+         start: int = 2, insecure: bool = False, **estimator_kw):
+    """HELR training (ember.apps.logreg) as train_encrypted runs it, one bootstrapping cycle: at the default
+    levels (9) one plain iteration, then the iteration with pack_bound, the bootstrapping of (v + i w) / B and
+    unpack_bootstrapped -- the app's own functions, captured symbolically (zeros for the encrypted batch and
+    weights). Parameters, sigmoid, schedule, B and rotation keys are EncryptedLogisticRegression's (its defaults,
+    or estimator_kw: levels, weight_bound, learning_rate, decay, sigmoid_degree, sigmoid_interval,
+    bootstrap_options): logreg.training_params, i.e. bootstrappable without the arcsine. The iterations are
+    t = start, start + 1 of the Nesterov schedule (default 2: the steady state; t = 0 has eta = 0, no momentum
+    terms). The graph's output is w after the bootstrapping; v's unpacking is in the graph too."""
+    import ember
+
+    from ember.sched.programs import capture_program
+
+    from .logreg import (LEVELS_PER_ITERATION, EncryptedLogisticRegression, Packing, nesterov_schedule, sigmoid_poly,
+                         train_encrypted, training_params)
+    est = EncryptedLogisticRegression(**estimator_kw)
+    per_boot = 1 + (est.levels - LEVELS_PER_ITERATION - 1) // LEVELS_PER_ITERATION   # as train_encrypted's log
+    if per_boot < 1:
+        raise ValueError(f"helr: levels={est.levels} leave no room for an iteration with bootstrapping "
+                         f"({LEVELS_PER_ITERATION + 1} levels)")
+    params = training_params(log_n, est.levels, insecure, est.bootstrap_options)
+    pk = Packing(params.slots, features, samples)
+    coeffs = sigmoid_poly(est.sigmoid_degree, est.sigmoid_interval)
+    schedule = nesterov_schedule(start + per_boot + 1, est.learning_rate, est.decay)[start:]
+
+    def program(ctx, keys):
+        zeros = np.zeros(ctx.slots)
+        batch = [ctx.encrypt(zeros, keys.public) for _ in range(pk.vectors)]
+        v = ctx.encrypt(zeros, keys.public)
+        w = ctx.encrypt(zeros, keys.public)
+        out = {}
+
+        def stop(t, log):
+            if log.bootstraps:
+                raise _Stop
+
+        try:
+            train_encrypted(v, w, [batch], [samples], pk, coeffs, schedule, est.weight_bound, progress=stop,
+                            monitor=lambda t, w_ct: out.__setitem__("w", w_ct))
+        except _Stop:
+            pass
+        else:
+            raise RuntimeError("helr: train_encrypted ended without bootstrapping")
+        return out["w"]
+
+    g = capture_program(program, params, rotations=pk.rotations(), bootstrapping=True)
+    g.meta["program"] = (f"HELR training (ember.apps.logreg), {samples} x {features}, iterations {start}.."
+                         f"{start + per_boot - 1} with one bootstrapping, N=2^{log_n}")
+    g.meta["helr"] = dict(samples=samples, features=features, iterations=per_boot, start=start,
+                          ciphertexts=pk.ciphertexts, lanes=pk.lanes, levels=est.levels)
+    return g
+
+
+PROGRAMS = {"resnet20": resnet20, "lola-mnist": lola_mnist, "lola-cifar": lola_cifar, "helr": helr}
 
 
 def graph_of(name: str, log_n: Optional[int] = None, **kw):
-    """The symbolic graph of an application program (``ember schedule NAME``): resnet20, lola-mnist, lola-cifar."""
+    """The symbolic graph of an application program (``ember schedule NAME``): resnet20, lola-mnist, lola-cifar,
+    helr."""
     if name not in PROGRAMS:
         raise ValueError(f"graph_of: unknown program {name!r}; one of {', '.join(PROGRAMS)}")
     return PROGRAMS[name](**({} if log_n is None else {"log_n": log_n}), **kw)

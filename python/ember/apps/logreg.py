@@ -371,13 +371,20 @@ class Scaler:
         return np.hstack([X, np.ones((len(X), 1))])
 
 
+def training_params(log_n: int = 16, levels: int = 9, insecure: bool = False,
+                    bootstrap_options: Optional[dict] = None) -> CkksParams:
+    """The training's parameters: CkksParams.bootstrappable(log_n, levels) with :data:`BOOTSTRAP_OPTIONS` (or the
+    given options); the data owner's context and the symbolic graph (ember.apps.graphs.helr) both use it."""
+    opts = dict(BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
+    return CkksParams.bootstrappable(log_n=log_n, levels=levels, insecure=insecure, **opts)
+
+
 class DataOwner:
     """Holds the context and the secret key; encrypts batches and weights, decrypts the model."""
 
     def __init__(self, packing: Packing, log_n: int = 16, levels: int = 9, threads: int = 2, insecure: bool = False,
                  bootstrap_options: Optional[dict] = None):
-        opts = dict(BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
-        self.params = CkksParams.bootstrappable(log_n=log_n, levels=levels, insecure=insecure, **opts)
+        self.params = training_params(log_n, levels, insecure, bootstrap_options)
         self.ctx = Context(self.params, threads=threads)
         if self.ctx.slots != packing.slots:
             raise ValueError(f"DataOwner: packing for {packing.slots} slots, context has {self.ctx.slots}")
