@@ -13,6 +13,9 @@ bandwidth a P x P matrix in bytes per second (the diagonal is unused: the same d
 latency (P x P seconds) and devices (names). Bad input (cycles, unknown tasks, a task no device can run, negative
 costs, a wrong-shaped matrix) raises ValueError naming the problem.
 
+bounds.lower_bound(problem) bounds the makespan of ANY schedule from below (critical path, work over the devices'
+speeds, and a communication-aware bound over the graph's sync tasks; proven in bounds.py).
+
 simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. measured ones).
 
 On graphs (ember.graph): plan.schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
@@ -29,9 +32,10 @@ node its operation kind, level, measured seconds, the cost-table device model it
 linear_combination / mul_plain_sum the count (rotations, terms). The median per (device, op, level) replaces the
 table's entry and the device is marked profile-guided.
 """
+from . import bounds
 from .algorithms import ALGORITHMS, best, heft, naive, optimistic_cost_table, peft, upward_rank
 from .problem import Problem
 from .schedule import Schedule, simulate
 
 __all__ = ["heft", "peft", "best", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
-           "upward_rank"]
+           "upward_rank", "bounds"]

@@ -47,7 +47,12 @@ start(s_k+1) (time T), is the largest of:
           not; 0 for s_k+1), in_b(bytes) = min over q != b of comm(bytes, q, b). As in work_bound,
           sum over H_k of m_i <= sum_e s_e * max(0, T - off_e - end_e), with off_e = 0 if e == a else OFF and
           end_e = 0 if e == b else END; T is at least the smallest value satisfying it (a piecewise-linear
-          increasing function of T: solved exactly).
+          increasing function of T: solved exactly). When the devices form at most two classes of identical
+          cost columns (K accelerators, or K accelerators + a host), the same windows bound a fractional
+          assignment instead: each task split between the classes, class loads within the classes' summed
+          windows; the least class-A load for a class-B capacity is the fractional knapsack (tasks by
+          w_A / w_B), feasibility is monotone in T, and a bisection keeps its lower end infeasible (so the
+          value returned never exceeds the true least T).
           Inputs from earlier segments only add constraints and are ignored (a relaxation: still a bound).
   (empty) H_k empty: s_k+1 consumes s_k's output directly, T >= comm(bytes, a, b).
 
@@ -301,8 +306,8 @@ class _Seg:
 
 
 def segment_bound(pr: Problem) -> float:
-    """The communication-aware lower bound of the module docstring (>= cp_bound and >= work_bound... of each
-    segment; the result is max'ed with both in lower_bound)."""
+    """The communication-aware lower bound of the module docstring. Sync tasks come from ancestor / descendant
+    bit sets (quadratic memory in the task count: meant for program graphs, up to tens of thousands of tasks)."""
     m = _mins(pr)
     syncs = sync_tasks(pr)
     if not syncs:
