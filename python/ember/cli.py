@@ -106,7 +106,7 @@ def _bench_dist(args) -> int:
                  levels=args.levels, log_scale=args.log_scale, dnum=args.dnum, insecure=args.insecure,
                  baseline=not args.no_baseline, key_dir=args.key_dir, timeout=args.timeout,
                  emit=lambda r: print(json.dumps(r), flush=True), progress=sys.stderr.isatty(),
-                 schedule=args.schedule, kill_after=args.kill_after)
+                 schedule=args.schedule, kill_after=args.kill_after, transport=args.transport)
     except (ValueError, TimeoutError, RuntimeError) as e:
         print(f"ember bench dist: {e}", file=sys.stderr)
         return 2
@@ -155,6 +155,9 @@ def main(argv=None) -> int:
     b.add_argument("--scheduler", default=None, help="dist: a Dask scheduler address, e.g. tcp://HOST:8786")
     b.add_argument("--executor", choices=["pool", "dask"], default="pool",
                    help="dist with --workers: the local pool (default) or a Dask LocalCluster")
+    b.add_argument("--transport", choices=["auto", "shm", "tcp"], default="auto",
+                   help="dist with Dask: values through shared memory (auto: when every worker is on this host) "
+                        "or as frames through Dask's sockets")
     b.add_argument("--tasks", type=int, default=8, help="dist: independent tasks per run")
     b.add_argument("--no-baseline", action="store_true", help="dist: skip the one-worker runs (no efficiency)")
     b.add_argument("--key-dir", default=None, help="dist boot: key directory every worker can read (default: a temp dir)")

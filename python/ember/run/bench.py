@@ -48,7 +48,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         levels: Optional[int] = None, log_scale: Optional[int] = None, dnum: Optional[int] = None,
         insecure: bool = False, baseline: bool = True, key_dir: Optional[str] = None, timeout: float = 1800.0,
         emit: Optional[Callable[[dict], None]] = None, progress: bool = False,
-        schedule: Optional[str] = None, kill_after: Optional[float] = None) -> list[dict]:
+        schedule: Optional[str] = None, kill_after: Optional[float] = None, transport: str = "auto") -> list[dict]:
     import ember
     from .keys import KeyBundle, save_eval_keys
     if workload not in WORKLOADS:
@@ -80,12 +80,12 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
     he_mul = _he_mul_seconds(ctx, cts[0]) if workload != "boot" else None
     if scheduler is not None:
         from .dask_exec import DaskExecutor
-        ex = DaskExecutor(ctx, bundle, address=scheduler)
+        ex = DaskExecutor(ctx, bundle, address=scheduler, transport=transport)
         ex.client.wait_for_workers(1, timeout=120)
         name = "dask"
     elif executor == "dask":
         from .dask_exec import DaskExecutor
-        ex = DaskExecutor(ctx, bundle, workers=workers, threads=threads)
+        ex = DaskExecutor(ctx, bundle, workers=workers, threads=threads, transport=transport)
         name = "dask-local"
     elif executor == "pool":
         from .pool import LocalPool
@@ -139,7 +139,7 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                 fits.append((ov, statistics.median(res.node_seconds.values())))
             task_s = statistics.median(res.node_seconds.values())
             rec = dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks, log_n=log_n,
-                       run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
+                       transport=getattr(ex, "transport", "shm"), run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
                        complete=len(res.outputs) == tasks and bits >= MIN_BITS[workload],
                        workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
                        task_seconds=task_s,

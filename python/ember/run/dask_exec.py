@@ -4,6 +4,14 @@ Keys: a WorkerPlugin (EmberKeysPlugin) carries the KeyBundle -- evaluation keys 
 path -- to every worker once, and Dask hands it to workers that join later; tasks carry only ciphertexts.
 Values: tasks return Packets, which Dask moves between processes with the serializers registered in
 ember.run.packet (Ember's byte format; no pickling of C++ objects) and which the reading task validates.
+Transport: when the client and every worker share one host (a LocalCluster, or `dask worker` processes on the
+client's machine; transport="auto" checks), values do not travel through Dask's sockets at all: the client writes
+the program's inputs, and each task its outputs, into shared-memory buffers (ember.run.shm: Ember's bytes,
+written once) and Dask carries only the buffers' names; a reader opens the bytes in place and validates them as
+it would bytes from a socket. A task's output also stays resident in its worker, so a task on the same worker
+uses it as it is. Buffers are reused run after run (no fresh pages to fault in), and their files are removed
+when the executor closes (also those of a worker that died). transport="tcp" (or "auto" on a cluster of several
+machines) sends the bytes through Dask as frames.
 Placement: a task pinned by a schedule is submitted with workers=[its worker], allow_other_workers=True (so it
 falls back when that worker is gone); unpinned tasks are placed by Dask. Faults are Dask's: a lost worker's
 tasks and lost intermediate values are recomputed on the survivors; a task that raises is not retried (a
@@ -21,9 +29,10 @@ from typing import Optional
 from distributed import Client, LocalCluster, as_completed
 from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
+from . import shm
 from .executor import Executor, RunResult
 from .packet import register_dask_serializers
-from .program import TaskError, dumps_fn, execute
+from .program import TaskError, dumps_fn, execute, set_compute_slots
 
 register_dask_serializers()
 
@@ -34,13 +43,17 @@ class EmberKeysPlugin(WorkerPlugin):
     """Installs a KeyBundle's Context and evaluation keys on every worker, once (also on workers that join
     later). A worker refuses a bundle holding a secret key (SecretKeyRefused)."""
 
-    def __init__(self, bundle):
+    def __init__(self, bundle, io_threads: int = 1):
         self.bundle = bundle
+        self.io_threads = io_threads
         self.name = f"ember-keys-{bundle.ident}"
 
     def setup(self, worker):
         register_dask_serializers()
         self.bundle.install()
+        if self.io_threads:     # the worker's other threads compute; these open inputs and publish outputs
+            n = getattr(getattr(worker, "state", None), "nthreads", None) or getattr(worker, "nthreads", 1)
+            set_compute_slots(max(1, int(n) - self.io_threads))
 
 
 class _Monitor(SchedulerPlugin):
@@ -70,13 +83,30 @@ class DaskExecutor(Executor):
     """Runs programs on a Dask cluster.
 
     address: a scheduler address ("tcp://host:8786"); client: a distributed.Client; neither: a LocalCluster of
-    `workers` processes x `threads` threads on 127.0.0.1, started here and stopped by close(). Each worker's
-    Context has `threads` threads."""
+    `workers` processes on 127.0.0.1, started here and stopped by close(), each computing one task at a time with
+    `threads` threads. Each worker's Context has `threads` threads.
+    io_threads: Dask threads of each worker kept from computing (default 1): while one task computes, they open
+    the next task's inputs and publish the last one's outputs (tasks compute in the worker's other threads: a
+    `dask worker --nthreads K+1` computes K tasks at once). A LocalCluster started here has 1 + io_threads
+    threads per worker; 0 lets every Dask thread compute, with no overlap.
+    transport: "auto" (shared memory when the client and every worker are on one host, else Dask's sockets),
+    "shm" (shared memory; a ValueError if some worker is on another host) or "tcp" (values as frames through
+    Dask). With shared memory, a worker that joins later from another host fails the tasks it is given with an
+    error saying so: use "tcp" for clusters of several machines."""
+
+    TRANSPORTS = ("auto", "shm", "tcp")
 
     def __init__(self, ctx, keys, address: Optional[str] = None, client: Optional[Client] = None,
-                 workers: int = 2, threads: int = 1, connect_timeout: float = 60.0):
+                 workers: int = 2, threads: int = 1, connect_timeout: float = 60.0, transport: str = "auto",
+                 io_threads: int = 1):
+        if transport not in self.TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(self.TRANSPORTS)}, got {transport!r}")
+        if not isinstance(io_threads, int) or isinstance(io_threads, bool) or io_threads < 0:
+            raise ValueError(f"io_threads must be a non-negative integer, got {io_threads!r}")
         super().__init__(ctx, keys, threads)
         self._cluster = None
+        self.arena = None
+        self.tag = "d" + uuid.uuid4().hex[:10]
         self._own_client = client is None
         if client is not None:
             self.client = client
@@ -85,24 +115,65 @@ class DaskExecutor(Executor):
         else:
             if not isinstance(workers, int) or workers < 1:
                 raise ValueError(f"workers must be a positive integer, got {workers!r}")
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1 + io_threads, processes=True,
                                          host="127.0.0.1", dashboard_address=None, memory_limit=0)
             self.client = Client(self._cluster)
         try:
-            self.client.register_plugin(EmberKeysPlugin(self.bundle))
+            self.client.register_plugin(EmberKeysPlugin(self.bundle, io_threads))
             try:
                 self.client.register_plugin(_Monitor())
                 self._monitored = True
             except Exception:  # noqa: BLE001 -- a scheduler without ember installed: no counts
                 self._monitored = False
+            self._requested = transport
+            self.transport = None       # decided now if workers are connected, else at the first run
+            if self.client.scheduler_info(n_workers=-1)["workers"]:
+                self._choose_transport()
         except BaseException:
             self.close()
             raise
+
+    def _choose_transport(self) -> str:
+        """'shm' when every connected worker shares the client's host (and the request allows it), else 'tcp'."""
+        t = "tcp"
+        if self._requested != "tcp":
+            here = shm.host_key()
+            hosts = self.client.run(shm.host_key)
+            away = sorted(a for a, h in hosts.items() if h != here)
+            if hosts and not away:
+                t = "shm"
+            elif self._requested == "shm":
+                raise ValueError("transport='shm' needs every worker on the client's host; "
+                                 + (f"{', '.join(away)} {'is' if len(away) == 1 else 'are'} not" if away
+                                    else "no worker is connected") + " (use transport='tcp' or 'auto')")
+        self.transport = t
+        if t == "shm" and self.arena is None:
+            self.arena = shm.Arena(f"{self.tag}c")
+        return t
+
+    def _release(self) -> None:
+        """The run is over: every buffer it used may be reused by the next run."""
+        if self.arena is None:
+            return
+        self.arena.release_all()
+        try:
+            self.client.run(shm.release_tagged, self.tag, on_error="ignore")
+        except Exception:  # noqa: BLE001 -- a worker that is gone has nothing to release
+            pass
 
     def worker_names(self) -> list[str]:
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def close(self) -> None:
+        if getattr(self, "arena", None) is not None:
+            try:    # the workers' buffers of this executor, and their mappings of the client's
+                self.client.run(shm.drop_tagged, self.tag, on_error="ignore")
+            except Exception:  # noqa: BLE001 -- closed client or cluster: the files are removed below
+                pass
+            self.arena.close()
+            self.arena = None
+            shm.reader().forget_tagged(self.tag)
+            shm.remove_tagged(self.tag)     # also the files of workers that died
         if getattr(self, "_own_client", False) and getattr(self, "client", None) is not None:
             self.client.close()
         if getattr(self, "_cluster", None) is not None:
@@ -111,13 +182,36 @@ class DaskExecutor(Executor):
 
     def _run(self, program, packets, placement, timeout, progress, profile) -> RunResult:
         c = self.client
-        t0 = time.perf_counter()
         run_id = uuid.uuid4().hex[:12]
         prefix = f"ember-{run_id}-"
         before = c.run_on_scheduler(_monitor_snapshot, prefix=prefix) if self._monitored else None
+        t0 = time.perf_counter()    # (the run's time: without the fault counters' bookkeeping above)
         addrs = self.worker_names()
-        # program inputs go into the task graph (as Ember bytes), so that they are never lost with a worker
-        src = [c.submit(_source, p, key=f"{prefix}in-{i}", pure=False) for i, p in enumerate(packets)]
+        if self.transport is None:
+            self._choose_transport()
+        use_shm = self.transport == "shm"
+        try:
+            return self._submit_and_wait(program, packets, placement, timeout, progress, profile, t0, prefix, before,
+                                         addrs, use_shm)
+        finally:
+            if use_shm:
+                self._release()
+
+    def _submit_and_wait(self, program, packets, placement, timeout, progress, profile, t0, prefix, before, addrs,
+                         use_shm) -> RunResult:
+        c = self.client
+        src = {}
+
+        def source(i: int):
+            """Input i as a task of the graph (as Ember bytes, or the name of the buffer the client wrote it into:
+            it outlives any worker), made when the first task that reads it is submitted -- so that the first
+            tasks start while the client writes the inputs of the later ones."""
+            if i not in src:
+                if use_shm:
+                    packets[i].publish(self.arena)
+                src[i] = c.submit(_source, packets[i], key=f"{prefix}in-{i}", pure=False)
+            return src[i]
+
         futs, blobs = {}, {}
         for t in program.tasks:
             if t.fn is not None and id(t.fn) not in blobs:
@@ -127,16 +221,16 @@ class DaskExecutor(Executor):
                 k = ("in", r[1]) if r[0] == "in" else ("node", r[1])
                 if k not in keys:
                     keys.append(k)
-            deps = [src[k[1]] if k[0] == "in" else futs[k[1]] for k in keys]
+            deps = [source(k[1]) if k[0] == "in" else futs[k[1]] for k in keys]
             args = [(keys.index(("in", r[1]) if r[0] == "in" else ("node", r[1])), r[2]) for r in t.args]
             kw = dict(key=f"{prefix}{t.id}", pure=False, retries=0)
             pin = (placement or {}).get(t.id)
             if pin is not None and addrs:
                 kw.update(workers=[addrs[pin % len(addrs)]], allow_other_workers=True)
             futs[t.id] = c.submit(execute, self.bundle.ident, t.label, t.op, t.params, blobs.get(id(t.fn)), args, *deps,
-                                  profile=profile, **kw)
+                                  profile=profile, shm_tag=self.tag if use_shm else None, **kw)
         labels = {f.key: program.tasks[i].label for i, f in zip(itertools.count(), futs.values())}
-        results, done = {}, 0
+        results, done, out_open = {}, 0, {}
         out_ids = sorted({r[1] for r in program.outputs if r[0] == "node"})
         wanted = set(out_ids)
         task_of = {f.key: i for i, f in futs.items()}
@@ -152,8 +246,10 @@ class DaskExecutor(Executor):
                     raise RuntimeError(f"{labels[f.key]}: cancelled (the cluster lost it)")
                 i = task_of[f.key]
                 if i in wanted:     # an output: fetched and opened (validated) now, while the others compute
+                    t = time.perf_counter()
                     p = f.result()
                     p.open(self.ctx, reader="the client")
+                    out_open[i] = time.perf_counter() - t
                     results[i] = p
                 done += 1
                 if progress is not None:
@@ -177,9 +273,13 @@ class DaskExecutor(Executor):
                 lost = after[0] - before[0]
                 rerun = sum(max(0, n - 1) for k, n in after[1].items() if k[len(prefix):].isdigit())
         outs = self._open_outputs(program, results, packets)
-        c.cancel(list(futs.values()) + src)
+        c.cancel(list(futs.values()) + list(src.values()))
+        # per task: where its time went (on its worker: open_s, publish_s -- with shared memory, the bytes' writing;
+        # over sockets Dask serialises later --; on the client: output_open_s, fetching and validating an output)
+        records = [{"task": t, "op": program.tasks[t].op, "worker": m[1], "compute_s": m[0],
+                    **(m[3] or {}), "output_open_s": out_open.get(t)} for t, m in sorted(meta.items())]
         return RunResult(outs, seconds, {t: m[0] for t, m in meta.items()}, {t: m[1] for t, m in meta.items()},
-                         lost, rerun, {t: m[2] for t, m in meta.items() if m[2] is not None})
+                         lost, rerun, {t: m[2] for t, m in meta.items() if m[2] is not None}, records)
 
 
 def _source(p):
@@ -187,5 +287,5 @@ def _source(p):
 
 
 def _meta(p):
-    """(seconds, worker, profile) of a task's Packet, read where it lies (no ciphertext moves)."""
-    return p.seconds, p.worker, p.profile
+    """(seconds, worker, profile, io) of a task's Packet, read where it lies (no ciphertext moves)."""
+    return p.seconds, p.worker, p.profile, p.io

@@ -21,7 +21,7 @@ class RunResult:
     workers that died during the run; tasks_rerun: task executions repeated because of them; profile: per task,
     the [op, level, seconds] of every evaluator operation (profile=True); records: per task, where its time went
     besides the operation (the local pool: open_s, publish_s on the worker, prep_s / output_open_s on the client,
-    round_trip_s; ember.sched.overhead fits the executor's per-task overhead on them)."""
+    round_trip_s; Dask: open_s, publish_s, output_open_s; ember.sched.overhead fits the executor's per-task overhead on them)."""
     outputs: list
     seconds: float
     node_seconds: dict = field(default_factory=dict)

@@ -1,9 +1,11 @@
 """Values in flight: a Packet is the output of one task (or a program input) -- its ciphertexts / plaintexts, the
 label of the node that made it, its measured time and worker.
 
-Between processes a Packet travels as Ember's own byte format (to_bytes: header, parameter hash, SHA-256) in
+Between processes a Packet travels as Ember's own byte format (to_bytes: header, parameter hash, checksum) in
 separate frames behind a small JSON header -- never a pickle of a C++ object. Dask uses the same frames
-(register_dask_serializers()). Values are validated when a task opens them (from_bytes checks every size,
+(register_dask_serializers()). A Packet published in shared memory (publish(): the same bytes written into a
+buffer of ember.run.shm, for executors whose processes share one host) travels as the buffers' names only
+(ShmRef), and its reader opens the bytes in place; in the process that made it, it keeps its objects. Values are validated when a task opens them (from_bytes checks every size,
 modulus and the checksum); a value that fails is a ValueError naming the node that made it and the node that
 read it.
 """
@@ -14,13 +16,54 @@ import pickle
 import sys
 from typing import Optional
 
+class ShmRef:
+    """Where a value lies in shared memory: the buffer's name, the value's byte count and the host key
+    (ember.run.shm.host_key) of the machine whose shared memory holds it."""
+    __slots__ = ("name", "size", "host")
+
+    def __init__(self, name: str, size: int, host: str):
+        self.name, self.size, self.host = str(name), int(size), str(host)
+
+    def to_json(self) -> list:
+        return [self.name, self.size, self.host]
+
+    @classmethod
+    def from_json(cls, v) -> "ShmRef":
+        if not (isinstance(v, (list, tuple)) and len(v) == 3 and isinstance(v[0], str) and isinstance(v[1], int)
+                and not isinstance(v[1], bool) and v[1] > 0 and isinstance(v[2], str)):
+            raise ValueError("ember packet: malformed shared-memory reference")
+        return cls(*v)
+
+    def __repr__(self) -> str:
+        return f"<ShmRef {self.name} {self.size} B>"
+
+
 class Packet:
     """label: "node 7 (mul)" or "input 3"; values: ember Ciphertext / Plaintext objects, or their bytes after a
-    transfer (opened lazily, once); seconds: the task's measured time; worker: where it ran."""
-    __slots__ = ("label", "values", "seconds", "worker", "profile")
+    transfer, or ShmRefs (opened lazily, once); seconds: the task's measured time; worker: where it ran; refs:
+    after publish(), the values' ShmRefs (what the Packet sends instead of bytes); io: the task's seconds of
+    opening its inputs and publishing its outputs on its worker ({"open_s", "publish_s"}), when measured."""
+    __slots__ = ("label", "values", "seconds", "worker", "profile", "refs", "io")
 
-    def __init__(self, label: str, values: list, seconds: float = 0.0, worker: str = "", profile=None):
+    def __init__(self, label: str, values: list, seconds: float = 0.0, worker: str = "", profile=None, io=None):
         self.label, self.values, self.seconds, self.worker, self.profile = label, list(values), seconds, worker, profile
+        self.refs = None
+        self.io = io
+
+    def publish(self, arena) -> "Packet":
+        """Writes each value into a shared-memory buffer of `arena` (ember.run.shm.Arena); from now on the Packet
+        travels as the buffers' names. Returns self."""
+        from . import shm
+        host = shm.host_key()
+        refs = []
+        for v in self.values:
+            if isinstance(v, ShmRef):
+                refs.append(v)
+                continue
+            name, size = arena.write(v)
+            refs.append(ShmRef(name, size, host))
+        self.refs = refs
+        return self
 
     def __repr__(self) -> str:
         return f"<ember.run.Packet {self.label}: {len(self.values)} value(s), {self.seconds * 1e3:.1f} ms on {self.worker}>"
@@ -35,6 +78,11 @@ class Packet:
 
     def to_frames(self) -> tuple[dict, list[bytes]]:
         header = {"label": self.label, "seconds": self.seconds, "worker": self.worker, "profile": self.profile}
+        if self.io:
+            header["io"] = self.io
+        if self.refs is not None or any(isinstance(v, ShmRef) for v in self.values):
+            header["shm"] = [r.to_json() for r in (self.refs if self.refs is not None else self.values)]
+            return header, []
         frames = [v if isinstance(v, (bytes, bytearray, memoryview)) else v.to_bytes() for v in self.values]
         return header, frames
 
@@ -42,9 +90,16 @@ class Packet:
     def from_frames(cls, header: dict, frames: list) -> "Packet":
         if not isinstance(header, dict) or "label" not in header:
             raise ValueError("ember packet: malformed header")
-        # frames are kept as they arrived (bytes, bytearray or memoryview: from_bytes reads them in place)
-        return cls(str(header["label"]), [f if isinstance(f, (bytes, bytearray)) else memoryview(f) for f in frames],
-                   float(header.get("seconds", 0.0)), str(header.get("worker", "")), header.get("profile"))
+        if "shm" in header:
+            refs = header["shm"]
+            if frames or not isinstance(refs, (list, tuple)):     # (msgpack may hand lists over as tuples)
+                raise ValueError("ember packet: malformed shared-memory header")
+            values = [ShmRef.from_json(r) for r in refs]
+        else:   # frames are kept as they arrived (bytes, bytearray or memoryview: from_bytes reads them in place)
+            values = [f if isinstance(f, (bytes, bytearray)) else memoryview(f) for f in frames]
+        io = header.get("io")
+        return cls(str(header["label"]), values, float(header.get("seconds", 0.0)), str(header.get("worker", "")),
+                   header.get("profile"), dict(io) if isinstance(io, dict) else None)
 
     def dumps(self) -> list[bytes]:
         header, frames = self.to_frames()
@@ -61,21 +116,42 @@ class Packet:
     def open(self, ctx, reader: Optional[str] = None) -> list:
         """The values as ember objects of `ctx`, validated (bytes arriving from another process are parsed here)."""
         from ..context import Ciphertext, Plaintext
-        from .keys import serial_type
         out = []
         for i, v in enumerate(self.values):
             if not isinstance(v, (Ciphertext, Plaintext)):
                 where = f"value {i} of {self.label}" + (f", read by {reader}" if reader else "")
                 try:
-                    t = serial_type(v, where)
-                    if t not in (1, 2):
-                        raise ValueError(f"expected a ciphertext or plaintext, got object type {t}")
-                    v = (Ciphertext if t == 1 else Plaintext).from_bytes(ctx, v)
-                except ValueError as e:
+                    if isinstance(v, ShmRef):
+                        v = _open_ref(ctx, v, where)
+                    else:
+                        v = _open_bytes(ctx, v, where)
+                except (ValueError, OSError) as e:
                     raise ValueError(f"{where} failed validation: {e}") from None
                 self.values[i] = v
             out.append(v)
         return out
+
+
+def _open_bytes(ctx, data, where: str):
+    from ..context import Ciphertext, Plaintext
+    from .keys import serial_type
+    t = serial_type(data, where)
+    if t not in (1, 2):
+        raise ValueError(f"expected a ciphertext or plaintext, got object type {t}")
+    return (Ciphertext if t == 1 else Plaintext).from_bytes(ctx, data)
+
+
+def _open_ref(ctx, ref: ShmRef, where: str):
+    """A value in another process's shared-memory buffer, read in place and validated (the checksum fails a
+    buffer that changed under the reader)."""
+    from . import shm
+    here = shm.host_key()
+    if ref.host != here:
+        raise ValueError(f"it lies in the shared memory of another host ({ref.host.split('|')[0]}), not this one "
+                         f"({here.split('|')[0]}): shared-memory transport needs every worker on the client's "
+                         "host (use transport='tcp' for a cluster of several machines)")
+    with shm.reader().view(ref.name, ref.size) as mv:
+        return _open_bytes(ctx, mv, where)
 
 
 def _from_pickled(header, *frames) -> "Packet":

@@ -11,8 +11,10 @@ execute() is what a worker runs for one task (in a pool process or a Dask worker
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -166,10 +168,29 @@ def worker_name() -> str:
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
+_COMPUTE: Optional[threading.Semaphore] = None
+
+
+def set_compute_slots(n: Optional[int]) -> None:
+    """At most n tasks of this process compute at once (None: no bound). A Dask worker with one thread more than
+    its compute slots opens the next task's inputs and publishes the last one's outputs while a task computes, as
+    the local pool's worker threads do."""
+    global _COMPUTE
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise ValueError(f"compute slots must be a positive integer or None, got {n!r}")
+    _COMPUTE = None if n is None else threading.Semaphore(n)
+
+
+def _compute_slot():
+    return _COMPUTE if _COMPUTE is not None else contextlib.nullcontext()
+
+
 def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *packets: Packet,
-            profile: bool = False) -> Packet:
+            profile: bool = False, shm_tag: Optional[str] = None) -> Packet:
     """Runs one task on this worker: opens (validates) its inputs -- args[k] = (packet index, output index) --,
-    applies the operation, times it. Any failure is a TaskError naming the node, its op and the worker."""
+    applies the operation, times it. Any failure is a TaskError naming the node, its op and the worker.
+    shm_tag: publish the outputs in this process's shared-memory arena for that tag (the Packet then travels as
+    buffer names; ember.run.shm)."""
     from .keys import context_for
     where = worker_name()
     ctx = context_for(ident)
@@ -180,13 +201,33 @@ def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *pack
             raise TaskError(f"{label} on worker {where}: cannot load its function ({type(e).__name__}: {e}); "
                             "define it in an importable module, in __main__, or register its module with "
                             "cloudpickle.register_pickle_by_value") from None
+    t_open = time.perf_counter()
     try:
         opened = [p.open(ctx, reader=label) for p in packets]
     except ValueError as e:
         raise TaskError(f"{label} on worker {where}: {e}") from None
     xs = [opened[i][j] for i, j in args]
+    t_open = time.perf_counter() - t_open
+    with _compute_slot():
+        started = time.monotonic()
+        t0 = time.perf_counter()
+        out, prof = _apply(ctx, label, where, op, params, fn, xs, profile)
+        seconds = time.perf_counter() - t0
+    out = Packet(label, out, seconds, where, prof)
+    t_pub = time.perf_counter()
+    if shm_tag is not None:
+        from . import shm
+        try:
+            out.publish(shm.arena_for(shm_tag))
+        except OSError as e:
+            raise TaskError(f"{label} on worker {where}: cannot publish its outputs in shared memory: {e}") from None
+    out.io = {"open_s": t_open, "publish_s": time.perf_counter() - t_pub, "started_at": started}
+    return out
+
+
+def _apply(ctx, label: str, where: str, op: str, params: dict, fn, xs: list, profile: bool):
+    """The task's operation on its opened inputs: (outputs, per-operation profile or None)."""
     prof = None
-    t0 = time.perf_counter()
     try:
         if op == "call":
             if profile:
@@ -201,9 +242,8 @@ def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *pack
             outs = OPS[op](ctx, xs, params)
     except Exception as e:  # noqa: BLE001 -- reported to the client with the node, never retried
         raise TaskError(f"{label} failed on worker {where}: {type(e).__name__}: {e}") from None
-    seconds = time.perf_counter() - t0
     from ..context import Ciphertext, Plaintext
     for o in outs:
         if not isinstance(o, (Ciphertext, Plaintext)):
             raise TaskError(f"{label} on worker {where}: returned {type(o).__name__}, expected ember ciphertexts")
-    return Packet(label, outs, seconds, where, prof)
+    return outs, prof

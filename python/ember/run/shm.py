@@ -46,6 +46,7 @@ class Arena:
         self._own: dict[str, mmap.mmap] = {}     # name -> its mapping (read-write)
         self._free: list[str] = []               # own buffers that may be reused
         self._maps: dict[str, mmap.mmap] = {}    # other processes' buffers (read-only)
+        self._writing: set[str] = set()          # own buffers being written now (release_all keeps them)
         self._lock = threading.RLock()           # a worker writes, reads and releases from different threads
 
     # writing ---------------------------------------------------------------------------------------------------
@@ -56,8 +57,13 @@ class Arena:
         with self._lock:
             name = self._take(size)
             m = self._own[name]
-        with memoryview(m) as mv, mv[:size] as dst:
-            value.write_into(dst)
+            self._writing.add(name)
+        try:
+            with memoryview(m) as mv, mv[:size] as dst:
+                value.write_into(dst)
+        finally:
+            with self._lock:
+                self._writing.discard(name)
         return name, size
 
     def _take(self, size: int) -> str:
@@ -98,8 +104,9 @@ class Arena:
                 self._free.append(name)
 
     def release_all(self) -> None:
+        """Every own buffer may be reused, but those being written now."""
         with self._lock:
-            self._free = list(self._own)
+            self._free = [n for n in self._own if n not in self._writing]
 
     def owns(self, name: str) -> bool:
         return name in self._own
@@ -120,8 +127,9 @@ class Arena:
                     if m is not None:
                         _close(m)
                     fd = os.open(_path(name), os.O_RDONLY)
-                    try:
-                        m = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+                    try:    # populated now: one call instead of a page fault per page on first read
+                        m = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                                      prot=mmap.PROT_READ)
                     finally:
                         os.close(fd)
                     self._maps[name] = m
@@ -136,6 +144,14 @@ class Arena:
         if m is not None:
             _close(m)
 
+    def forget_tagged(self, tag: str) -> None:
+        """Drops the mappings of every other process's buffer named ember-<tag>..."""
+        start = f"{PREFIX}{tag}"
+        with self._lock:
+            names = [n for n in self._maps if n.startswith(start)]
+        for n in names:
+            self.forget(n)
+
     # cleanup ---------------------------------------------------------------------------------------------------
     def close(self) -> None:
         """Unmaps everything and removes this process's files."""
@@ -147,6 +163,73 @@ class Arena:
             unlink(name)
         self._own.clear()
         self._free.clear()
+
+
+_READER: Optional[Arena] = None
+_HOST: Optional[str] = None
+
+
+def reader() -> Arena:
+    """This process's arena for reading other processes' buffers (mappings cached by name: a buffer that is reused
+    for the next value is read again with no new mapping)."""
+    global _READER
+    with _GLOBAL_LOCK:
+        if _READER is None:
+            _READER = Arena(f"r{os.getpid()}")
+        return _READER
+
+
+def host_key() -> str:
+    """Names this host's shared memory: processes with equal keys can read each other's buffers. The host name,
+    the kernel's boot id and the device and inode of the buffers' directory (containers on one host that do not
+    share /dev/shm differ in the last two)."""
+    global _HOST
+    if _HOST is None:
+        import socket
+        try:
+            with open("/proc/sys/kernel/random/boot_id") as f:
+                boot = f.read().strip()
+        except OSError:
+            boot = "-"
+        st = os.stat(shm_dir())
+        _HOST = f"{socket.gethostname()}|{boot}|{st.st_dev}:{st.st_ino}"
+    return _HOST
+
+
+_GLOBAL_LOCK = threading.Lock()
+_TAGGED: dict[str, Arena] = {}
+
+
+def arena_for(tag: str) -> Arena:
+    """This process's arena for an executor's tag (its files: ember-<tag>p<pid>-<n>), made on first use."""
+    with _GLOBAL_LOCK:
+        a = _TAGGED.get(tag)
+        if a is None:
+            a = _TAGGED[tag] = Arena(f"{tag}p{os.getpid()}")
+        return a
+
+
+def release_tagged(tag: str) -> int:
+    """Every buffer of this process's arena for `tag` may be reused (the executor's run is over); returns their
+    bytes."""
+    with _GLOBAL_LOCK:
+        a = _TAGGED.get(tag)
+    if a is None:
+        return 0
+    a.release_all()
+    return a.nbytes()
+
+
+def drop_tagged(tag: str) -> None:
+    """The executor is closed: this process's arena for `tag` is closed (files removed) and its mappings of other
+    processes' buffers of that tag are dropped."""
+    with _GLOBAL_LOCK:
+        a = _TAGGED.pop(tag, None)
+        r = _READER
+    if a is not None:
+        a.close()
+    if r is not None:
+        r.forget_tagged(tag)
 
 
 def _close(m: mmap.mmap) -> None:
