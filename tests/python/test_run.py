@@ -312,6 +312,95 @@ def test_dask_map_and_late_worker_gets_keys(setup, dask_ex):
     _check(ctx, keys, xs[:2], r2.outputs, workloads.mul_rotate_ref)
 
 
+def _shm_files(tag: str) -> list:
+    from ember.run import shm
+    return sorted(n for n in os.listdir(shm.shm_dir()) if n.startswith(f"{shm.PREFIX}{tag}"))
+
+
+def test_dask_shared_memory_transport(setup):
+    """A LocalCluster shares the client's host: transport 'auto' is shared memory. Values travel as buffer names
+    (an input's entry in the task graph is a few hundred bytes, not its bytes), outputs are right, each worker
+    keeps one compute slot besides its I/O thread, buffers are reused by the next run, and close() removes every
+    file of the executor."""
+    import pickle
+    from ember.run import DaskExecutor, program
+    ctx, keys, xs, cts = setup
+    ex = DaskExecutor(ctx, keys, workers=2)
+    try:
+        assert ex.transport == "shm"
+        assert ex.client.run(lambda: program._COMPUTE._value) == {w: 1 for w in ex.worker_names()}
+        assert set(ex.client.nthreads().values()) == {2}
+        res = _map_on_two_workers(setup, ex)
+        assert all(r["open_s"] > 0 and r["publish_s"] > 0 for r in res.records)
+        after_one = _shm_files(ex.tag)
+        # 6 inputs written by the client, 6 outputs by the workers
+        assert len(after_one) == 12, after_one
+        res = _map_on_two_workers(setup, ex)           # the second run reuses every buffer: no new file
+        assert _shm_files(ex.tag) == after_one
+        p = Packet("input 0", [cts[0]]).publish(ex.arena)
+        assert len(pickle.dumps(p, protocol=5)) < 1000 < cts[0].serialized_size()
+    finally:
+        ex.close()
+    assert _shm_files(ex.tag) == []
+
+
+def test_dask_tcp_transport(setup):
+    """transport='tcp': values as Ember's bytes in Dask's frames (what a cluster of several machines uses)."""
+    from ember.run import DaskExecutor
+    ctx, keys, xs, cts = setup
+    with DaskExecutor(ctx, keys, workers=1, transport="tcp") as ex:
+        assert ex.transport == "tcp" and ex.arena is None
+        res = ex.map(workloads.mul_rotate, cts[:3])
+        _check(ctx, keys, xs[:3], res.outputs, workloads.mul_rotate_ref)
+    with pytest.raises(ValueError, match="transport must be one of"):
+        DaskExecutor(ctx, keys, workers=1, transport="udp")
+    with pytest.raises(ValueError, match="io_threads"):
+        DaskExecutor(ctx, keys, workers=1, io_threads=-1)
+
+
+def test_shared_memory_packet_is_validated(setup):
+    """A value in shared memory is validated like bytes from a socket: a flipped byte, a buffer of another host
+    and a malformed reference are ValueErrors naming the value, never a crash or a wrong answer."""
+    from ember.run import shm
+    from ember.run.packet import ShmRef
+    ctx, keys, _, cts = setup
+    arena = shm.Arena(f"t{os.getpid()}x")
+    try:
+        p = Packet("node 5 (mul)", [cts[0]]).publish(arena)
+        q = Packet.loads(p.dumps())                     # what another process receives: the buffer's name
+        assert isinstance(q.values[0], ShmRef) and q.values[0].size == cts[0].serialized_size()
+        err = np.abs(ctx.decrypt(q.open(ctx)[0], keys.secret) - ctx.decrypt(cts[0], keys.secret)).max()
+        assert err == 0
+        ref = p.refs[0]
+        with open(os.path.join(shm.shm_dir(), ref.name), "r+b") as f:
+            f.seek(300)
+            b = f.read(1)
+            f.seek(300)
+            f.write(bytes([b[0] ^ 0x01]))
+        with pytest.raises(ValueError, match=r"value 0 of node 5 \(mul\), read by node 6 failed validation"):
+            Packet.loads(p.dumps()).open(ctx, reader="node 6")
+        away = Packet("node 5 (mul)", [ShmRef(ref.name, ref.size, "otherhost|boot|1:2")])
+        with pytest.raises(ValueError, match="shared memory of another host"):
+            away.open(ctx)
+        hdr = Packet.loads(p.dumps()).dumps()[0]
+        bad = hdr.replace(str(ref.size).encode(), b"-1")
+        with pytest.raises(ValueError, match="malformed shared-memory reference"):
+            Packet.loads([bad])
+        gone = Packet("node 5 (mul)", [ShmRef("ember-no-such-buffer", ref.size, shm.host_key())])
+        with pytest.raises(ValueError, match="failed validation"):
+            gone.open(ctx)
+    finally:
+        arena.close()
+
+
+def test_compute_slots():
+    from ember.run import program
+    with pytest.raises(ValueError, match="compute slots"):
+        program.set_compute_slots(0)
+    program.set_compute_slots(None)
+    assert program._COMPUTE is None
+
+
 def test_dask_task_error_and_timeout(setup, dask_ex):
     ctx, keys, xs, cts = setup
     with pytest.raises(TaskError, match=r"node 0 \(failing\) failed on worker tcp://127\.0\.0\.1"):

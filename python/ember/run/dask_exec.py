@@ -31,7 +31,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
 from . import shm
 from .executor import Executor, RunResult
-from .packet import register_dask_serializers
+from .packet import Packet, register_dask_serializers
 from .program import TaskError, dumps_fn, execute, set_compute_slots
 
 register_dask_serializers()
@@ -203,13 +203,16 @@ class DaskExecutor(Executor):
         src = {}
 
         def source(i: int):
-            """Input i as a task of the graph (as Ember bytes, or the name of the buffer the client wrote it into:
-            it outlives any worker), made when the first task that reads it is submitted -- so that the first
-            tasks start while the client writes the inputs of the later ones."""
+            """Input i for the graph, made when the first task that reads it is submitted (so that the first tasks
+            start while the client writes the later inputs). It stays in the task graph, never lost with a worker:
+            with shared memory the Packet itself, which carries only its buffer's name (the client's buffer,
+            which outlives any worker), is the task's argument; over sockets, a task holding Ember's bytes, so
+            that tasks sharing an input do not each carry its bytes."""
             if i not in src:
                 if use_shm:
-                    packets[i].publish(self.arena)
-                src[i] = c.submit(_source, packets[i], key=f"{prefix}in-{i}", pure=False)
+                    src[i] = packets[i].publish(self.arena)
+                else:
+                    src[i] = c.submit(_source, packets[i], key=f"{prefix}in-{i}", pure=False)
             return src[i]
 
         futs, blobs = {}, {}
@@ -273,7 +276,7 @@ class DaskExecutor(Executor):
                 lost = after[0] - before[0]
                 rerun = sum(max(0, n - 1) for k, n in after[1].items() if k[len(prefix):].isdigit())
         outs = self._open_outputs(program, results, packets)
-        c.cancel(list(futs.values()) + list(src.values()))
+        c.cancel(list(futs.values()) + [f for f in src.values() if not isinstance(f, Packet)])
         # per task: where its time went (on its worker: open_s, publish_s -- with shared memory, the bytes' writing;
         # over sockets Dask serialises later --; on the client: output_open_s, fetching and validating an output)
         records = [{"task": t, "op": program.tasks[t].op, "worker": m[1], "compute_s": m[0],
