@@ -14,8 +14,8 @@ cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 $BIN/dask scheduler --host 127.0.0.1 --port "$PORT" --no-dashboard >/dev/null 2>&1 & pids+=($!)
 sleep 3
-$BIN/dask worker "$ADDR" --nthreads 1 --no-nanny --host 127.0.0.1 --no-dashboard >/dev/null 2>&1 & pids+=($!)
-$BIN/dask worker "$ADDR" --nthreads 1 --no-nanny --host 127.0.0.1 --no-dashboard >/dev/null 2>&1 & pids+=($!)
+$BIN/dask worker "$ADDR" --nthreads 2 --no-nanny --host 127.0.0.1 --no-dashboard >/dev/null 2>&1 & pids+=($!)
+$BIN/dask worker "$ADDR" --nthreads 2 --no-nanny --host 127.0.0.1 --no-dashboard >/dev/null 2>&1 & pids+=($!)
 sleep 5
 $BIN/ember bench dist --workload batch --scheduler "$ADDR" --log-n "$LOG_N" --tasks "$TASKS" --runs 1 --no-baseline \
     --kill-after "$KILL_AFTER" 2> >(grep -v "^INFO\|distributed\." >&2)
