@@ -209,11 +209,13 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
 
 
 def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True, perturb: int = 8,
-         refine: int = 2, improve: int = 300, seed: int = 0) -> Schedule:
+         refine: int = 2, improve: int = 300, seed: int = 0, duplicate: bool = False) -> Schedule:
     """The shortest of several list schedules (see the module docstring): HEFT, PEFT, their priorities crossed
     with their placements, a successor-work tie-break, `perturb` seeded rank perturbations and `refine` rounds of
     start-time re-prioritisation, then up to `improve` re-timings of critical-task moves between devices. Never
-    worse than heft() or peft() on the same problem."""
+    worse than heft() or peft() on the same problem. duplicate=True: the same priorities once more with task
+    duplication (ember.sched.duplication: a producer recomputed on its consumer's device instead of a slow
+    transfer), keeping the shortest schedule of all -- never worse than without duplication."""
     pr = _problem(cost, edges, bandwidth, latency, devices)
     if perturb < 0 or refine < 0 or improve < 0:
         raise ValueError(f"perturb, refine and improve must be >= 0, got {perturb}, {refine} and {improve}")
@@ -251,6 +253,16 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
         moved = _move_critical(top, improve)
         if moved is not None and moved[0].makespan < top.makespan * (1 - _REL):
             top, top_name = moved[0], top_name + f"+{moved[1]} moves"
+    if duplicate:
+        from .duplication import list_schedule_dup
+        T = top.problem.tasks
+        dup_variants = [(name, pri, la, tb) for name, pri, la, tb in variants]
+        dup_variants.append(("start-time", [-top.start[T[i]] for i in range(len(T))], None, ru))
+        for name, pri, la, tb in dup_variants:
+            s = list_schedule_dup(pr, "best", pri, la, tb)
+            tried += 1
+            if s.makespan < top.makespan * (1 - _REL):
+                top, top_name = s, name + "+dup"
     top.extra.update(variant=top_name, variants_tried=tried)
     return top
 

@@ -8,6 +8,11 @@ and do not contend).
   segment_bound(pr)        the communication-aware bound below; never below the two others
   lower_bound(pr)          max of the three, with their parts (a dict)
 
+These bounds are for schedules in which every task runs once. With task duplication (sched.best(duplicate=True):
+copies of a task recompute it elsewhere), cp_bound and work_bound still hold (every copy needs its inputs; every
+task runs at least once), but segment_bound does not (a copy can replace a transfer the window argument counts):
+lower_bound()["bound_with_copies"] is the bound for those.
+
 Notation: m_i = min over devices of w[i][d] (the task's cheapest cost). A schedule S gives each task a device
 D(i), a start s_i and a finish f_i = s_i + w[i][D(i)]; M(S) = max f_i.
 
@@ -338,6 +343,8 @@ def segment_bound(pr: Problem) -> float:
 
 def lower_bound(pr: Problem) -> dict:
     """{"cp": cp_bound, "work": work_bound, "segments": segment_bound, "bound": the largest,
-    "sync_tasks": how many tasks are sync tasks}: every schedule of pr has makespan >= "bound"."""
+    "bound_with_copies": max(cp, work), "sync_tasks": how many tasks are sync tasks}: every schedule of pr has
+    makespan >= "bound"; every schedule with duplicated tasks >= "bound_with_copies"."""
     cp, wk, sg = cp_bound(pr), work_bound(pr), segment_bound(pr)
-    return {"cp": cp, "work": wk, "segments": sg, "bound": max(cp, wk, sg), "sync_tasks": len(sync_tasks(pr))}
+    return {"cp": cp, "work": wk, "segments": sg, "bound": max(cp, wk, sg), "bound_with_copies": max(cp, wk),
+            "sync_tasks": len(sync_tasks(pr))}

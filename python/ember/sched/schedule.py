@@ -24,10 +24,23 @@ class Schedule:
     finish: dict
     order: list = field(default_factory=list, repr=False)
     extra: dict = field(default_factory=dict, repr=False)
+    copies: dict = field(default_factory=dict, repr=False)  # task -> [(device, start, finish)]: duplicates
 
     @property
     def makespan(self) -> float:
-        return max(self.finish.values()) if self.finish else 0.0
+        ms = max(self.finish.values()) if self.finish else 0.0
+        for xs in self.copies.values():
+            ms = max([ms] + [f for _, _, f in xs])
+        return ms
+
+    def instances(self, t) -> list:
+        """Every execution of task t: [(device, start, finish)], the original first, then its copies."""
+        return [(self.device[t], self.start[t], self.finish[t])] + list(self.copies.get(t, ()))
+
+    def _arrival(self, u, nbytes: float, d: int) -> tuple[float, int]:
+        """(when u's output can be on device d, from which device): the instance of u that delivers first."""
+        pr = self.problem
+        return min((f + pr.comm(nbytes, du, d), du) for du, _, f in self.instances(u))
 
     @property
     def devices(self) -> list[str]:
@@ -64,6 +77,9 @@ class Schedule:
         b = [0.0] * self.problem.p
         for t, d in self.device.items():
             b[d] += self.finish[t] - self.start[t]
+        for xs in self.copies.values():
+            for d, s0, f0 in xs:
+                b[d] += f0 - s0
         return b
 
     def utilisation(self) -> dict[str, float]:
@@ -71,13 +87,15 @@ class Schedule:
         return {name: (b / ms if ms > 0 else 0.0) for name, b in zip(self.problem.devices, self.busy())}
 
     def transfers(self) -> tuple[int, float]:
-        """(count, bytes) of the edges whose ends run on different devices."""
+        """(count, bytes) of the inputs that cross devices: for every execution of a task (copies included),
+        each input taken from the instance of its producer that delivers first."""
         pr, n, nb = self.problem, 0, 0.0
-        for u in range(len(pr.tasks)):
-            du = self.device[pr.tasks[u]]
-            for v, b in pr.succ[u]:
-                if self.device[pr.tasks[v]] != du:
-                    n, nb = n + 1, nb + b
+        T = pr.tasks
+        for v in range(len(T)):
+            for d, _, _ in self.instances(T[v]):
+                for u, b in pr.pred[v]:
+                    if self._arrival(T[u], b, d)[1] != d:
+                        n, nb = n + 1, nb + b
         return n, nb
 
     def summary(self) -> dict:
@@ -87,34 +105,43 @@ class Schedule:
                 "tasks": len(self.problem.tasks), "transfers": n, "transfer_bytes": nb,
                 "utilisation": self.utilisation(),
                 "tasks_per_device": {name: sum(1 for d in self.device.values() if d == i)
-                                     for i, name in enumerate(self.problem.devices)}, **self.extra}
+                                     for i, name in enumerate(self.problem.devices)},
+                "duplicated_tasks": sum(len(x) for x in self.copies.values()), **self.extra}
 
     def validate(self, tol: float = 1e-9) -> None:
         """Raises ValueError unless: every task is placed on a device that can run it, runs exactly its cost,
-        starts after each predecessor's finish plus the transfer, and no two tasks overlap on a device."""
+        starts after each input is on its device (a predecessor's finish plus the transfer, from the original or
+        a copy of the predecessor, whichever delivers first), and no two tasks overlap on a device. Copies
+        (duplicated tasks) are checked the same way."""
         pr = self.problem
         scale = max(1.0, self.makespan)
         slack = tol * scale
+        unknown = [t for t in self.copies if t not in pr.index]
+        if unknown:
+            raise ValueError(f"copies of unknown task {unknown[0]!r}")
         for i, t in enumerate(pr.tasks):
             if t not in self.device:
                 raise ValueError(f"task {t!r} is not scheduled")
-            d = self.device[t]
-            if not 0 <= d < pr.p:
-                raise ValueError(f"task {t!r} on unknown device {d}")
-            if math.isinf(pr.w[i][d]):
-                raise ValueError(f"task {t!r} placed on device {d}, which cannot run it")
-            if abs((self.finish[t] - self.start[t]) - pr.w[i][d]) > slack:
-                raise ValueError(f"task {t!r} runs {self.finish[t] - self.start[t]} s, its cost on device {d} is {pr.w[i][d]}")
-            if self.start[t] < -slack:
-                raise ValueError(f"task {t!r} starts before 0")
-            for u, b in pr.pred[i]:
-                tu = pr.tasks[u]
-                ready = self.finish[tu] + pr.comm(b, self.device[tu], d)
-                if self.start[t] < ready - slack:
-                    raise ValueError(f"task {t!r} starts at {self.start[t]} before its input from {tu!r} arrives at {ready}")
+            for k, (d, s0, f0) in enumerate(self.instances(t)):
+                what = f"task {t!r}" + (f" (copy {k})" if k else "")
+                if not 0 <= d < pr.p:
+                    raise ValueError(f"{what} on unknown device {d}")
+                if math.isinf(pr.w[i][d]):
+                    raise ValueError(f"{what} placed on device {d}, which cannot run it")
+                if abs((f0 - s0) - pr.w[i][d]) > slack:
+                    raise ValueError(f"{what} runs {f0 - s0} s, its cost on device {d} is {pr.w[i][d]}")
+                if s0 < -slack:
+                    raise ValueError(f"{what} starts before 0")
+                for u, b in pr.pred[i]:
+                    tu = pr.tasks[u]
+                    ready = self._arrival(tu, b, d)[0]
+                    if s0 < ready - slack:
+                        raise ValueError(f"{what} starts at {s0} on device {d} before its input from {tu!r} "
+                                         f"arrives there at {ready}")
         per: dict[int, list] = {}
-        for t, d in self.device.items():
-            per.setdefault(d, []).append((self.start[t], self.finish[t], t))
+        for t in self.device:
+            for d, s0, f0 in self.instances(t):
+                per.setdefault(d, []).append((s0, f0, t))
         for d, xs in per.items():
             xs.sort(key=lambda x: (x[0], x[1]))
             for (s0, f0, t0), (s1, f1, t1) in zip(xs, xs[1:]):
@@ -124,7 +151,10 @@ class Schedule:
     def to_dict(self) -> dict:
         return {"summary": self.summary(),
                 "tasks": [{"task": t if isinstance(t, (int, str)) else repr(t), "device": self.device[t],
-                           "start": self.start[t], "finish": self.finish[t]} for t in self.order]}
+                           "start": self.start[t], "finish": self.finish[t]} for t in self.order],
+                **({"copies": [{"task": t if isinstance(t, (int, str)) else repr(t), "device": d, "start": s0,
+                                "finish": f0} for t, xs in self.copies.items() for d, s0, f0 in xs]}
+                   if self.copies else {})}
 
 
 def simulate(schedule: Schedule, cost=None) -> Schedule:
@@ -132,6 +162,9 @@ def simulate(schedule: Schedule, cost=None) -> Schedule:
     device]}, default the schedule's own) -- e.g. measured costs, to predict the makespan of a real run. Each
     task starts when its device has finished the previous task there and its inputs have arrived."""
     pr = schedule.problem
+    if schedule.copies:
+        raise ValueError("simulate() re-times placements without duplicated tasks; this schedule has copies "
+                         "(schedule it again without duplication)")
     w = pr.w if cost is None else [[float(x) for x in cost[t]] for t in pr.tasks]
     per: dict[int, list[int]] = {}
     for i in sorted(range(len(pr.tasks)), key=lambda i: schedule.start[pr.tasks[i]]):

@@ -1,0 +1,113 @@
+"""List scheduling with task duplication (in the spirit of DHEFT / HCPFD: Bansal et al., Sulaiman et al.):
+when a task's latest input would come over a slow link, its producer may be *recomputed* on the consumer's
+device -- a copy placed in an idle slot there, fed from the producer's own inputs -- instead of waiting for the
+transfer. For HE graphs this is the ModUp of a hoisted rotation set (ember.graph.split_hoisted): its raised
+digits are several times the size of the ciphertext it is computed from, so on slow links sending the
+ciphertext and recomputing the digits beats sending the digits.
+
+The rule, for each ready task v (highest priority first) and each device p:
+  1. the plain placement: inputs from the instance of each producer (the original or a copy) that delivers to p
+     first; v in the earliest idle slot of p after the last input arrives (insertion-based);
+  2. if v's latest-arriving input u has no instance on p and can run on p: a copy of u in the earliest idle slot
+     of p after u's own inputs arrive there (from their best instances), then v after the copy and its other
+     inputs (the copy's slot is reserved before v's is searched);
+  v goes to the (device, with or without the copy) of the least finish time (plus lookahead when given, as in
+  PEFT); the copy is kept only if it makes v finish strictly earlier. Copies serve every later consumer on p.
+
+The result is a Schedule whose `copies` map a task to its extra (device, start, finish) instances;
+Schedule.validate() checks copies like tasks (costs, inputs present on the device before use, no overlap).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Optional
+
+from .algorithms import _REL, _q, _Timeline
+from .problem import Problem
+from .schedule import Schedule
+
+
+def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: Optional[list[list[float]]] = None,
+                      tiebreak: Optional[list[float]] = None) -> Schedule:
+    n, P = len(pr.tasks), pr.p
+    scale = max((abs(x) for x in priority if not math.isinf(x)), default=1.0)
+    if tiebreak is None:
+        key = [-_q(x, scale) for x in priority]
+    else:
+        tscale = max((abs(x) for x in tiebreak if not math.isinf(x)), default=1.0)
+        key = [(-_q(x, scale), -_q(y, tscale)) for x, y in zip(priority, tiebreak)]
+    indeg = [len(pr.pred[i]) for i in range(n)]
+    heap = [(key[i], i) for i in range(n) if indeg[i] == 0]
+    heapq.heapify(heap)
+    lines = [_Timeline() for _ in range(P)]
+    inst: list[list[tuple[int, float, float]]] = [[] for _ in range(n)]  # (device, start, finish); [0] original
+    lat, bw = pr.lat, pr.bw
+
+    def arrive(u: int, b: float, p: int) -> float:
+        best = math.inf
+        for d, _, f in inst[u]:
+            r = f if d == p else f + lat[d][p] + b / bw[d][p]
+            if r < best:
+                best = r
+        return best
+
+    order = []
+    while heap:
+        _, i = heapq.heappop(heap)
+        wi = pr.w[i]
+        best = None
+        for p in range(P):
+            c = wi[p]
+            if math.isinf(c):
+                continue
+            ready, crit, crit_b = 0.0, -1, 0.0
+            for u, b in pr.pred[i]:
+                r = arrive(u, b, p)
+                if r > ready:
+                    ready, crit, crit_b = r, u, b
+            s = lines[p].earliest(ready, c)
+            f = s + c
+            obj = f + lookahead[i][p] if lookahead is not None else f
+            if best is None or obj < best[0] - _REL * max(1.0, abs(obj)):
+                best = (obj, p, s, f, None)
+            # duplicate the critical producer on p
+            if crit < 0 or any(d == p for d, _, _ in inst[crit]) or math.isinf(pr.w[crit][p]):
+                continue
+            cu = pr.w[crit][p]
+            ru = max((arrive(x, bx, p) for x, bx in pr.pred[crit]), default=0.0)
+            su = lines[p].earliest(ru, cu)
+            fu = su + cu
+            if fu >= ready - _REL * max(1.0, ready):
+                continue  # the copy would not deliver earlier than the transfer
+            others = max((arrive(u, b, p) for u, b in pr.pred[i] if u != crit), default=0.0)
+            # v's slot with the copy's interval reserved: search on a scratch copy of the timeline
+            tl = _clone(lines[p])
+            tl.add(su, fu)
+            s2 = tl.earliest(max(others, fu), c)
+            f2 = s2 + c
+            obj2 = f2 + lookahead[i][p] if lookahead is not None else f2
+            if obj2 < best[0] - _REL * max(1.0, abs(obj2)) and f2 < f - _REL * max(1.0, f):
+                best = (obj2, p, s2, f2, (crit, su, fu))
+        _, p, s, f, dup = best
+        if dup is not None:
+            u, su, fu = dup
+            lines[p].add(su, fu)
+            inst[u].append((p, su, fu))
+        lines[p].add(s, f)
+        inst[i].insert(0, (p, s, f))
+        order.append(i)
+        for v, _ in pr.succ[i]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, (key[v], v))
+    T = pr.tasks
+    copies = {T[i]: [(d, s, f) for d, s, f in inst[i][1:]] for i in range(n) if len(inst[i]) > 1}
+    return Schedule(algo, pr, {T[i]: inst[i][0][0] for i in range(n)}, {T[i]: inst[i][0][1] for i in range(n)},
+                    {T[i]: inst[i][0][2] for i in range(n)}, [T[i] for i in order], copies=copies)
+
+
+def _clone(t: _Timeline) -> _Timeline:
+    c = _Timeline()
+    c.gs, c.ge, c.n, c.tail = t.gs.copy(), t.ge.copy(), t.n, t.tail
+    return c
