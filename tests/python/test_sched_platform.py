@@ -161,6 +161,14 @@ def test_cli_graph_and_schedule(tmp_path):
     assert r.returncode == 0, r.stderr
     split = json.loads(r.stdout)
     assert split["graph"]["nodes"] > summ["nodes"] and split["schedules"]["best"]["makespan_s"] > 0
+    # with task duplication: never longer than best, copies counted, the Gantt chart drawn
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(out), "--platform", "paper:0,2", "--algo",
+                        "best-dup", "--split-hoisted", "4", "--png", str(tmp_path / "dup.png")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    dup = json.loads(r.stdout)["schedules"]["best-dup"]
+    assert dup["makespan_s"] <= split["schedules"]["best"]["makespan_s"] * (1 + 1e-12)
+    assert dup["duplicated_tasks"] >= 0 and (tmp_path / "dup.png").exists()
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)

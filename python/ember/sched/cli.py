@@ -185,7 +185,8 @@ def add_parser(sub) -> None:
                                   "program(ctx, keys) -> ciphertext (its optional attribute .rotations lists the "
                                   "rotation keys it needs) captured symbolically on bootstrappable parameters")
     s.add_argument("--platform", default="paper", help="paper[:F,G], this[:T], dask:K[:BW] or a platform JSON")
-    s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "best", "all"])
+    s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "best", "best-dup", "all"],
+                   help="best-dup: best with task duplication (copies of a producer instead of slow transfers)")
     s.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); repeatable")
     s.add_argument("--profile-from", help="RUN.json with per-task times (or a live graph JSON): profile-guided costs")
     s.add_argument("--profile-device", help="the device model the run's times belong to (default: the first device's)")

@@ -46,10 +46,14 @@ def problem_of(graph, platform: Platform, costs: CostTable, overhead=None) -> Pr
 
 def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0,
                    overhead=None) -> Schedule:
-    if algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
+    """algo: naive, heft, peft, best, or best-dup (best with task duplication: ember.sched.duplication)."""
+    if algo not in ALGORITHMS and algo != "best-dup":
+        raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}, best-dup")
     pr = problem_of(graph, platform, costs, overhead)
-    s = ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
+    if algo == "best-dup":
+        s = ALGORITHMS["best"](pr, duplicate=True)
+    else:
+        s = ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
     s.extra.update(platform=platform.name, graph_nodes=len(graph),
                    modelled_devices=[d.name for d in platform.devices
                                      if d.model in costs.devices and costs.source(d.model) == "modelled"],
