@@ -91,6 +91,7 @@ def test_bound_never_exceeds_the_optimum_on_random_small_dags():
         lb = lower_bound(pr)
         assert lb["bound"] <= opt * (1 + 1e-9) + 1e-12, (lb, opt, pr.w, pr.succ)
         assert lb["bound"] >= max(lb["cp"], lb["work"])
+        assert lb["bound_with_copies"] <= lb["bound"] * (1 + 1e-12)  # (copies only relax the problem)
         stronger += lb["segments"] > max(lb["cp"], lb["work"]) * (1 + 1e-6)
         exact += abs(lb["bound"] - opt) <= 1e-9 * max(1.0, opt)
     # the communication-aware part must matter on some instances, and the bound must be tight on some (the

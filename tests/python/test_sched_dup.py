@@ -50,6 +50,19 @@ def test_copies_can_beat_the_single_run_bound():
     assert brute_force_optimum(pr) == pytest.approx(4.6)
     assert lb["bound"] > 3.6 >= lb["bound_with_copies"]
     assert sched.best(pr, duplicate=True).makespan == pytest.approx(3.6)
+    # the bound with copies is 0.1 (x) + 0.5 (u) + 2 (v1, v2 on two devices) = 2.6, and it is reached by copying
+    # both x and u onto device 1 (two levels of copies, which the list scheduler does not try): a valid schedule
+    assert lb["bound_with_copies"] == pytest.approx(2.6)
+    from ember.sched.schedule import Schedule
+    full = Schedule("hand", pr, {"x": 0, "u": 0, "v1": 0, "v2": 1}, {"x": 0.0, "u": 0.1, "v1": 0.6, "v2": 0.6},
+                    {"x": 0.1, "u": 0.6, "v1": 2.6, "v2": 2.6}, copies={"x": [(1, 0.0, 0.1)], "u": [(1, 0.1, 0.6)]})
+    full.validate()
+    assert full.makespan == pytest.approx(2.6)
+    # ... which the duplicating list scheduler finds with chains of copies (depth 2)
+    d2 = list_schedule_dup(pr, "dheft", sched.upward_rank(pr), depth=2)
+    d2.validate()
+    assert d2.makespan == pytest.approx(2.6) and set(d2.copies) == {"x", "u"}
+    assert list_schedule_dup(pr, "dheft", sched.upward_rank(pr), depth=1).makespan == pytest.approx(3.6)
 
 
 def test_validator_checks_copies():
@@ -94,9 +107,10 @@ def test_duplication_valid_and_never_worse_on_random_dags(seed):
     assert d.makespan >= lower_bound(d.problem)["bound_with_copies"] * (1 - 1e-9)
     # the duplicating list scheduler alone, on HEFT's priority: valid too (copies included)
     pr = sched.Problem(cost, edges, bw, lat)
-    s = list_schedule_dup(pr, "dheft", sched.upward_rank(pr))
-    s.validate()
-    assert math.isfinite(s.makespan)
+    for depth in (1, 2, 3):
+        s = list_schedule_dup(pr, "dheft", sched.upward_rank(pr), depth=depth)
+        s.validate()
+        assert math.isfinite(s.makespan)
 
 
 def test_duplication_used_on_random_dags_with_slow_links():

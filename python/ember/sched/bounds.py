@@ -10,8 +10,14 @@ and do not contend).
 
 These bounds are for schedules in which every task runs once. With task duplication (sched.best(duplicate=True):
 copies of a task recompute it elsewhere), cp_bound and work_bound still hold (every copy needs its inputs; every
-task runs at least once), but segment_bound does not (a copy can replace a transfer the window argument counts):
-lower_bound()["bound_with_copies"] is the bound for those.
+task runs at least once), but the transfer terms of segment_bound do not (a copy can replace a transfer the
+window argument counts): segment_bound(pr, copies=True) drops them, and lower_bound()["bound_with_copies"] is
+the bound for those schedules. Why the rest still holds with copies: let F_k be the earliest finish of any
+instance of s_k and J_k+1 the instance of s_k+1 that finishes first. Every instance of a descendant of s_k needs,
+through its inputs, an instance of s_k, so starts >= F_k; J_k+1 needs an instance of each of its ancestors, so
+one instance of every task of H_k runs inside [F_k, start(J_k+1)], along every path of H_k one after the other.
+Hence start(J_k+1) - F_k >= max(path, work with all windows [0, T]) of H_k, F_k+1 >= start(J_k+1) + min_d
+w[s_k+1][d], and M >= the sum over the segments and sync tasks.
 
 Notation: m_i = min over devices of w[i][d] (the task's cheapest cost). A schedule S gives each task a device
 D(i), a start s_i and a finish f_i = s_i + w[i][D(i)]; M(S) = max f_i.
@@ -310,9 +316,10 @@ class _Seg:
         return lo
 
 
-def segment_bound(pr: Problem) -> float:
-    """The communication-aware lower bound of the module docstring. Sync tasks come from ancestor / descendant
-    bit sets (quadratic memory in the task count: meant for program graphs, up to tens of thousands of tasks)."""
+def segment_bound(pr: Problem, copies: bool = False) -> float:
+    """The communication-aware lower bound of the module docstring; copies=True: the bound for schedules with
+    duplicated tasks (no transfer terms). Sync tasks come from ancestor / descendant bit sets (quadratic memory
+    in the task count: meant for program graphs, up to tens of thousands of tasks)."""
     m = _mins(pr)
     syncs = sync_tasks(pr)
     if not syncs:
@@ -330,6 +337,8 @@ def segment_bound(pr: Problem) -> float:
     ends = [None] + syncs + [None]
     segs = [_Seg(pr, m, segs_tasks[k], ends[k], ends[k + 1]) for k in range(len(syncs) + 1)]
     P = pr.p
+    if copies:  # no device terms: each segment from "anywhere" to "anywhere", each sync task at its cheapest
+        return sum(sg.bound(None, None) for sg in segs) + sum(m[i] for i in syncs)
     # dp[d]: least bound of everything up to and including sync task s_k on device d
     s1 = syncs[0]
     dp = [segs[0].bound(None, d) + pr.w[s1][d] for d in range(P)]
@@ -343,8 +352,10 @@ def segment_bound(pr: Problem) -> float:
 
 def lower_bound(pr: Problem) -> dict:
     """{"cp": cp_bound, "work": work_bound, "segments": segment_bound, "bound": the largest,
-    "bound_with_copies": max(cp, work), "sync_tasks": how many tasks are sync tasks}: every schedule of pr has
+    "segments_with_copies": segment_bound(copies=True), "bound_with_copies": max(cp, work, segments_with_copies),
+    "sync_tasks": how many tasks are sync tasks}: every schedule of pr has
     makespan >= "bound"; every schedule with duplicated tasks >= "bound_with_copies"."""
     cp, wk, sg = cp_bound(pr), work_bound(pr), segment_bound(pr)
-    return {"cp": cp, "work": wk, "segments": sg, "bound": max(cp, wk, sg), "bound_with_copies": max(cp, wk),
-            "sync_tasks": len(sync_tasks(pr))}
+    sc = segment_bound(pr, copies=True)
+    return {"cp": cp, "work": wk, "segments": sg, "segments_with_copies": sc, "bound": max(cp, wk, sg),
+            "bound_with_copies": max(cp, wk, sc), "sync_tasks": len(sync_tasks(pr))}
