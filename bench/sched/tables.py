@@ -99,7 +99,7 @@ def run(args) -> dict:
             if min(best.values()) < lb["bound"] * 1e3 * (1 - 1e-9):
                 raise AssertionError(f"{name} {f}F+{gp}G: a schedule beats the lower bound {lb}")
             # with task duplication (copies of producers instead of slow transfers): the single-run segment bound
-            # does not hold for it, max(critical path, work) does
+            # does not hold for it, bound_with_copies (its segment bound without transfer terms) does
             sd = schedule_graph(g, plat, costs, "best-dup")
             sd.validate()
             if sd.makespan < lb["bound_with_copies"] * (1 - 1e-9) or sd.makespan > s.makespan * (1 + 1e-12):
@@ -156,8 +156,8 @@ def markdown(res: dict) -> str:
                  for p in progs]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     lines += ["", "Table 2b: with task duplication (best-dup: sched.best(duplicate=True)), makespan (ms) and copies; "
-              "in brackets the bound that holds for schedules with copies, max(critical path, work over the devices' "
-              "speeds)", "", "| Design | " + " | ".join(progs) + " |", "|---|" + "---|" * len(progs)]
+              "in brackets the bound that holds for schedules with copies (ember.sched.bounds: critical path, work over "
+              "the devices' speeds, segment bound without transfer terms)", "", "| Design | " + " | ".join(progs) + " |", "|---|" + "---|" * len(progs)]
     for f, g in TABLE2:
         k = f"{f}F+{g}G"
         cells = [f"{res['table2'][p][k]['dup']:.2f}, {res['table2'][p][k]['dup_copies']} copies "
