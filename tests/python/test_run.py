@@ -406,6 +406,24 @@ def test_shared_memory_packet_is_validated(setup):
         arena.close()
 
 
+def test_shared_memory_directory(tmp_path, monkeypatch):
+    """EMBER_SHM_DIR wins; a small /dev/shm (a container's 64 MiB) is passed over for the temporary directory, by
+    its size and not its free space, so that every process of a host makes the same choice."""
+    import collections
+    import tempfile
+    from ember.run import shm
+    assert shm.choose_dir(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(ValueError, match="not a writable directory"):
+        shm.choose_dir(str(tmp_path / "missing"))
+    fake = tmp_path / "shm"
+    fake.mkdir()
+    vfs = collections.namedtuple("vfs", "f_blocks f_frsize f_bavail")
+    monkeypatch.setattr(shm.os, "statvfs", lambda p: vfs(64 << 8, 4096, 0))          # 64 MiB, full
+    assert shm.choose_dir(None, str(fake)) == tempfile.gettempdir()
+    monkeypatch.setattr(shm.os, "statvfs", lambda p: vfs(8 << 18, 4096, 0))          # 8 GiB, full
+    assert shm.choose_dir(None, str(fake)) == str(fake)
+
+
 def test_compute_slots():
     from ember.run import program
     with pytest.raises(ValueError, match="compute slots"):

@@ -9,8 +9,9 @@ reports back when it has opened it (the pool's protocol, ember.run.pool). Files 
 that wrote them (tmpfs), so a value published by a worker that is then killed is not lost; remove_tagged() cleans
 up after a process that cannot.
 
-Where /dev/shm does not exist, the files live in a temporary directory (still shared memory on most systems'
-tmpfs; otherwise the page cache).
+Where /dev/shm does not exist or is small (a container's default 64 MiB holds two ciphertexts at N = 2^16), the
+files live in the temporary directory (tmpfs on some systems, otherwise the page cache: still shared between the
+processes); EMBER_SHM_DIR names another directory (every process of the host must see the same one).
 """
 from __future__ import annotations
 
@@ -24,10 +25,32 @@ _DIR: Optional[str] = None
 PREFIX = "ember-"
 
 
+MIN_SHM_BYTES = 1 << 30     # a /dev/shm smaller than this (Docker's default is 64 MiB) is not used
+
+
+def choose_dir(env: Optional[str], shm: str = "/dev/shm") -> str:
+    """Where the buffers live: $EMBER_SHM_DIR when set (it must be a writable directory), else /dev/shm when it is
+    writable and at least MIN_SHM_BYTES in size, else the temporary directory (files in the page cache: still
+    shared, a little slower). The choice depends only on the environment and the mount's size, never on its free
+    space, so every process of a host makes the same one."""
+    if env:
+        if not (os.path.isdir(env) and os.access(env, os.W_OK)):
+            raise ValueError(f"EMBER_SHM_DIR={env!r} is not a writable directory")
+        return env
+    if os.path.isdir(shm) and os.access(shm, os.W_OK):
+        try:
+            st = os.statvfs(shm)
+            if st.f_blocks * st.f_frsize >= MIN_SHM_BYTES:
+                return shm
+        except OSError:
+            pass
+    return tempfile.gettempdir()
+
+
 def shm_dir() -> str:
     global _DIR
     if _DIR is None:
-        _DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+        _DIR = choose_dir(os.environ.get("EMBER_SHM_DIR"))
     return _DIR
 
 
