@@ -17,6 +17,13 @@ from ember.apps.logreg import (EncryptedLogisticRegression, Float64LogisticRegre
 
 
 # ---- logistic regression ---------------------------------------------------------------------------------------
+def test_sklearn_submodule_errors():
+    """A submodule scikit-learn does not have is named as such, not reported as scikit-learn missing."""
+    assert datasets.sklearn("linear_model").LogisticRegression is not None
+    with pytest.raises(ModuleNotFoundError, match="scikit-learn has no module 'sklearn.no_such_part'"):
+        datasets.sklearn("no_such_part")
+
+
 def test_sigmoid_poly_is_helr_cubic():
     c = sigmoid_poly(3, 8.0)
     # HELR's least-squares cubic on [-8, 8]: 0.5 + 0.15 x - 0.0016 x^3, max error ~0.11 on the interval

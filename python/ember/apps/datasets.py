@@ -13,11 +13,14 @@ def sklearn(module: str = "datasets"):
     """scikit-learn's submodule `module` (the applications' data sets and reference models); a missing
     scikit-learn raises ModuleNotFoundError saying how to install it."""
     import importlib
+    import importlib.util
     try:
         return importlib.import_module("sklearn." + module)
     except ModuleNotFoundError as e:
         if e.name is not None and e.name.split(".")[0] != "sklearn":
             raise
+        if e.name is not None and e.name != "sklearn" and importlib.util.find_spec("sklearn") is not None:
+            raise ModuleNotFoundError(f"scikit-learn has no module {e.name!r}") from e
         raise ModuleNotFoundError("ember.apps needs scikit-learn: pip install 'ember-fhe[apps]' "
                                   "(or scikit-learn)") from e
 
