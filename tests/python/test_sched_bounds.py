@@ -101,6 +101,37 @@ def test_bound_never_exceeds_the_optimum_on_random_small_dags():
     assert exact >= 60, exact
 
 
+def _sync_by_bitsets(pr: Problem) -> list[int]:
+    # the definition, directly: ancestors | descendants cover every other task
+    n = len(pr.tasks)
+    anc, desc = [0] * n, [0] * n
+    for i in pr.topo:
+        for u, _ in pr.pred[i]:
+            anc[i] |= anc[u] | (1 << u)
+    for i in reversed(pr.topo):
+        for v, _ in pr.succ[i]:
+            desc[i] |= desc[v] | (1 << v)
+    return [i for i in pr.topo if (anc[i] | desc[i]).bit_count() == n - 1]
+
+
+def test_sync_tasks_match_their_definition():
+    rng = random.Random(5)
+    found = 0
+    for _ in range(200):
+        n = rng.randrange(1, 30)
+        cost = {i: [1.0] for i in range(n)}
+        dens = rng.choice([0.1, 0.3, 0.6])
+        edges = {(u, v): 1.0 for v in range(n) for u in range(max(0, v - rng.randrange(1, 6)), v) if rng.random() < dens}
+        # shuffle the task order so the topological order is not the index order
+        perm = list(range(n))
+        rng.shuffle(perm)
+        pr = Problem({perm[i]: cost[i] for i in range(n)}, {(perm[u], perm[v]): b for (u, v), b in edges.items()}, [[0]])
+        got = sync_tasks(pr)
+        assert got == _sync_by_bitsets(pr)
+        found += len(got)
+    assert found > 50  # (93 sync tasks in these 200 graphs when written)
+
+
 def test_hand_computed_transfer_bound_is_exact():
     # two identical devices, link 1 B/s: a -> {b, c} -> d, every task 1 s, every value 5 B (5 s to move).
     # Running b and c on different devices costs two transfers (>= 10 s), so the optimum is all four in a row: 4.

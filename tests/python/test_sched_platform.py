@@ -156,6 +156,9 @@ def test_cli_graph_and_schedule(tmp_path):
     assert "MODELLED" in res["note"] and "gpu0" in res["modelled_devices"]
     assert res["schedules"]["heft"]["makespan_s"] < res["schedules"]["naive"]["makespan_s"]
     assert (tmp_path / "g-heft.png").exists()
+    lb = res["lower_bound"]  # ember.sched.bounds: no schedule is shorter
+    assert 0 < lb["bound_s"] <= min(x["makespan_s"] for x in res["schedules"].values()) * (1 + 1e-9)
+    assert lb["bound_with_copies_s"] <= lb["bound_s"] and lb["sync_tasks"] >= 1
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(out), "--platform", "paper:0,2", "--algo", "best",
                         "--split-hoisted", "4"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -169,6 +172,7 @@ def test_cli_graph_and_schedule(tmp_path):
     dup = json.loads(r.stdout)["schedules"]["best-dup"]
     assert dup["makespan_s"] <= split["schedules"]["best"]["makespan_s"] * (1 + 1e-12)
     assert dup["duplicated_tasks"] >= 0 and (tmp_path / "dup.png").exists()
+    assert dup["makespan_s"] >= json.loads(r.stdout)["lower_bound"]["bound_with_copies_s"] * (1 - 1e-9)
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)

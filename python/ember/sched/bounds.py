@@ -193,34 +193,37 @@ class _Fractional:
 
 
 def sync_tasks(pr: Problem) -> list[int]:
-    """Tasks comparable with every other task (ancestor or descendant), in topological order."""
+    """Tasks comparable with every other task (ancestor or descendant), in topological order. Linear time: in a
+    topological order, the task v at position k reaches every later task iff each later task has a predecessor
+    at a position >= k (by induction along the order: that predecessor is v or a later task, reached), and is
+    reached from every earlier task iff each earlier task has a successor at a position <= k."""
     n = len(pr.tasks)
-    anc = [0] * n
-    for i in pr.topo:
-        a = 0
-        for u, _ in pr.pred[i]:
-            a |= anc[u] | (1 << u)
-        anc[i] = a
-    desc = [0] * n
-    for i in reversed(pr.topo):
-        d = 0
-        for v, _ in pr.succ[i]:
-            d |= desc[v] | (1 << v)
-        desc[i] = d
-    return [i for i in pr.topo if (anc[i] | desc[i]).bit_count() == n - 1]
+    pos = [0] * n
+    for k, i in enumerate(pr.topo):
+        pos[i] = k
+    last_pred = [max((pos[u] for u, _ in pr.pred[i]), default=-1) for i in pr.topo]   # by position
+    first_succ = [min((pos[v] for v, _ in pr.succ[i]), default=n) for i in pr.topo]
+    suffix_min = [n] * (n + 1)  # min of last_pred over positions > k
+    for k in range(n - 1, -1, -1):
+        suffix_min[k] = min(suffix_min[k + 1], last_pred[k])
+    out, prefix_max = [], -1  # max of first_succ over positions < k
+    for k, i in enumerate(pr.topo):
+        if suffix_min[k + 1] >= k and prefix_max <= k:
+            out.append(i)
+        prefix_max = max(prefix_max, first_succ[k])
+    return out
 
 
 class _Seg:
     """One segment: its tasks, start sync task (or None), end sync task (or None), and the pieces of L(a, b)
     that do not depend on the devices."""
 
-    def __init__(self, pr: Problem, m: list[float], tasks: list[int], src, dst):
+    def __init__(self, pr: Problem, m: list[float], tasks: list[int], src, dst, classes: list[list[int]]):
         self.pr, self.m, self.src, self.dst = pr, m, src, dst
         self.tasks = tasks
         inside = set(tasks)
         self.work = sum(m[i] for i in tasks)
         self.speeds = _speeds(pr, tasks, m)
-        classes = device_classes(pr)
         self.classes = classes if len(classes) <= 2 else None
         self.frac = _Fractional(pr, tasks, classes) if self.classes else None
         # EF: longest path from src (src itself 0) to each task, its own cost included
@@ -259,7 +262,10 @@ class _Seg:
         member = set(nodes)
         edges = [(u, v, self._cmin(b)) for u in nodes for v, b in pr.succ[u] if v in member and u != dst]
         best = -math.inf
-        for t in sorted({c for _, _, c in edges}):
+        ts = sorted({c for _, _, c in edges})
+        if len(ts) > 32:  # any set of thresholds gives a bound: 32 of them, the smallest included
+            ts = [ts[k * (len(ts) - 1) // 31] for k in range(32)]
+        for t in ts:
             # longest src -> dst path using only edges with c >= t
             dist = {src: 0.0}
             for u in nodes:
@@ -318,12 +324,12 @@ class _Seg:
 
 def segment_bound(pr: Problem, copies: bool = False) -> float:
     """The communication-aware lower bound of the module docstring; copies=True: the bound for schedules with
-    duplicated tasks (no transfer terms). Sync tasks come from ancestor / descendant bit sets (quadratic memory
-    in the task count: meant for program graphs, up to tens of thousands of tasks)."""
+    duplicated tasks (no transfer terms). About linear in the graph's size times P^3."""
     m = _mins(pr)
     syncs = sync_tasks(pr)
+    classes = device_classes(pr)
     if not syncs:
-        return _Seg(pr, m, list(pr.topo), None, None).bound(None, None)
+        return _Seg(pr, m, list(pr.topo), None, None, classes).bound(None, None)
     sset = set(syncs)
     # the segment of each non-sync task: the number of sync tasks before it in the topological order
     # (a non-sync task between s_k and s_k+1 in every topological order lies in H_k)
@@ -335,7 +341,7 @@ def segment_bound(pr: Problem, copies: bool = False) -> float:
         else:
             segs_tasks[k].append(i)
     ends = [None] + syncs + [None]
-    segs = [_Seg(pr, m, segs_tasks[k], ends[k], ends[k + 1]) for k in range(len(syncs) + 1)]
+    segs = [_Seg(pr, m, segs_tasks[k], ends[k], ends[k + 1], classes) for k in range(len(syncs) + 1)]
     P = pr.p
     if copies:  # no device terms: each segment from "anywhere" to "anywhere", each sync task at its cheapest
         return sum(sg.bound(None, None) for sg in segs) + sum(m[i] for i in syncs)

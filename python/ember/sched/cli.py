@@ -109,11 +109,16 @@ def _schedule(args) -> int:
             path = args.png if len(algos) == 1 else args.png.replace(".png", f"-{a}.png")
             gantt(s, path, title=f"{a} on {platform.name}", ops={n.id: n.op for n in graph.nodes})
     modelled = [d.name for d in platform.devices if costs.source(d.model) == "modelled"]
+    from .bounds import lower_bound
+    lb = lower_bound(s.problem)  # any schedule of this graph on this platform takes at least this long
+    out["lower_bound"] = {(k if k == "sync_tasks" else k + "_s"): v for k, v in lb.items()}
     out["modelled_devices"] = modelled
     out["note"] = ("times of " + ", ".join(modelled) + " are MODELLED (ember.sim), not measured") if modelled else "measured costs"
     print(json.dumps(out, indent=None if not args.pretty else 1))
     _table(f"ember schedule: {len(graph)} nodes on {platform.name}" + (" (modelled devices: " + ", ".join(modelled) + ")" if modelled else ""),
            ["algo", "makespan_ms", "vs naive", "SLR", "speedup", "efficiency", "CP bound ms", "utilisation"], rows)
+    print(f"lower bound on any schedule: {lb['bound'] * 1e3:.4g} ms (with task copies: "
+          f"{lb['bound_with_copies'] * 1e3:.4g} ms; ember.sched.bounds)", file=sys.stderr)
     return 0
 
 
