@@ -144,6 +144,10 @@ def test_hand_computed_transfer_bound_is_exact():
     assert segment_bound(pr) == pytest.approx(4)
     assert brute_force_optimum(pr) == pytest.approx(4)
     # a fast link (1e9 B/s): b and c in parallel, optimum 3 = the critical path; the bound follows
+    # plain data, as the schedulers take it; bad input is the same clear error
+    assert lower_bound(cost, edges, [[0, 1], [1, 0]])["bound"] == pytest.approx(4)
+    with pytest.raises(ValueError, match="cycle"):
+        lower_bound({"a": [1.0], "b": [1.0]}, {("a", "b"): 1, ("b", "a"): 1}, [[0]])
     fast = Problem(cost, edges, [[0, 1e9], [1e9, 0]])
     assert lower_bound(fast)["bound"] == pytest.approx(3, rel=1e-6)
     assert brute_force_optimum(fast) == pytest.approx(3, rel=1e-6)

@@ -13,8 +13,9 @@ bandwidth a P x P matrix in bytes per second (the diagonal is unused: the same d
 latency (P x P seconds) and devices (names). Bad input (cycles, unknown tasks, a task no device can run, negative
 costs, a wrong-shaped matrix) raises ValueError naming the problem.
 
-bounds.lower_bound(problem) bounds the makespan of ANY schedule from below (critical path, work over the devices'
-speeds, and a communication-aware bound over the graph's sync tasks; proven in bounds.py).
+bounds.lower_bound(cost, edges, bandwidth) (or a Problem) bounds the makespan of ANY schedule from below
+(critical path, work over the devices' speeds, and a communication-aware bound over the graph's sync tasks;
+proven in bounds.py). best(..., duplicate=True) adds task duplication (duplication.py; Schedule.copies).
 
 simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. measured ones).
 

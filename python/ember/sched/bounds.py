@@ -356,11 +356,14 @@ def segment_bound(pr: Problem, copies: bool = False) -> float:
     return min(dp[a] + segs[-1].bound(a, None) for a in range(P) if not math.isinf(dp[a]))
 
 
-def lower_bound(pr: Problem) -> dict:
+def lower_bound(cost, edges=None, bandwidth=None, latency=None, devices=None) -> dict:
     """{"cp": cp_bound, "work": work_bound, "segments": segment_bound, "bound": the largest,
     "segments_with_copies": segment_bound(copies=True), "bound_with_copies": max(cp, work, segments_with_copies),
     "sync_tasks": how many tasks are sync tasks}: every schedule of pr has
-    makespan >= "bound"; every schedule with duplicated tasks >= "bound_with_copies"."""
+    makespan >= "bound"; every schedule with duplicated tasks >= "bound_with_copies". Takes a Problem or the
+    schedulers' plain data: lower_bound(cost, edges, bandwidth[, latency])."""
+    pr = cost if isinstance(cost, Problem) else Problem(cost, edges if edges is not None else {}, bandwidth, latency,
+                                                       devices)
     cp, wk, sg = cp_bound(pr), work_bound(pr), segment_bound(pr)
     sc = segment_bound(pr, copies=True)
     return {"cp": cp, "work": wk, "segments": sg, "segments_with_copies": sc, "bound": max(cp, wk, sg),
