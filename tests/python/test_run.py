@@ -325,7 +325,7 @@ def test_dask_shared_memory_transport(setup):
     import pickle
     from ember.run import DaskExecutor, program
     ctx, keys, xs, cts = setup
-    ex = DaskExecutor(ctx, keys, workers=2)
+    ex = DaskExecutor(ctx, keys, workers=2, io_threads=1)
     try:
         assert ex.transport == "shm"
         assert ex.client.run(lambda: program._COMPUTE._value) == {w: 1 for w in ex.worker_names()}
@@ -424,12 +424,27 @@ def test_shared_memory_directory(tmp_path, monkeypatch):
     assert shm.choose_dir(None, str(fake)) == str(fake)
 
 
-def test_compute_slots():
-    from ember.run import program
+def test_compute_slots(setup, monkeypatch):
+    """The keys plugin leaves io_threads of a worker's Dask threads to moving values: by default one on a worker
+    with two threads or more, none on a one-thread worker; a LocalCluster started by the executor gets an I/O
+    thread only when its workers leave a core free."""
+    import types
+    from ember.run import dask_exec, program
     with pytest.raises(ValueError, match="compute slots"):
         program.set_compute_slots(0)
+    ctx, keys, _, _ = setup
+    plugin = dask_exec.EmberKeysPlugin(KeyBundle.from_keys(ctx, keys))
+    for nthreads, io, slots in [(1, None, None), (2, None, 1), (4, None, 3), (4, 0, None), (3, 2, 1), (1, 1, 1)]:
+        plugin.io_threads = io
+        plugin.setup(types.SimpleNamespace(state=types.SimpleNamespace(nthreads=nthreads)))
+        assert (program._COMPUTE._value if program._COMPUTE is not None else None) == slots, (nthreads, io)
     program.set_compute_slots(None)
     assert program._COMPUTE is None
+    from ember.run import DaskExecutor
+    for cores, per_worker in [(2, 1), (4, 2)]:          # 2 workers x 1 thread
+        monkeypatch.setattr(dask_exec, "_cores", lambda: cores)
+        with DaskExecutor(ctx, keys, workers=2) as ex:
+            assert set(ex.client.nthreads().values()) == {per_worker}
 
 
 def test_dask_task_error_and_timeout(setup, dask_ex):

@@ -139,7 +139,8 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
                 fits.append((ov, statistics.median(res.node_seconds.values())))
             task_s = statistics.median(res.node_seconds.values())
             rec = dict(workload=workload, executor=name, workers=k, threads=threads, tasks=tasks, log_n=log_n,
-                       transport=getattr(ex, "transport", "shm"), run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
+                       transport=getattr(ex, "transport", "shm"), io_threads=getattr(ex, "io_threads", None),
+                       run=i + 1, seconds=res.seconds, precision_bits=round(bits, 2),
                        complete=len(res.outputs) == tasks and bits >= MIN_BITS[workload],
                        workers_lost=res.workers_lost, tasks_rerun=res.tasks_rerun,
                        task_seconds=task_s,
