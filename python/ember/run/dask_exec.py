@@ -91,8 +91,8 @@ class DaskExecutor(Executor):
     task's inputs and publish the last one's outputs (tasks compute in the worker's other threads). None (the
     default): for a LocalCluster started here, 1 when its workers leave a core free (workers x threads < this
     machine's cores), else 0 -- an I/O thread competing with the computing ones for the cores slows them more
-    than it saves (N = 2^15, 2 workers on 2 cores, 16 tasks: 0.42 s with, 0.36 s without; the pool 0.29 s) --; for a cluster's
-    workers, 1 on a worker with 2 threads or more (`dask worker --nthreads K+1` computes K tasks at once), else 0.
+    than it saves (N = 2^15, 2 workers on 2 cores, 16 tasks: 0.42 s with, 0.36 s without; the pool 0.29 s) --;
+    for a cluster's workers, 1 on a worker with 2 threads or more (`dask worker --nthreads K+1` computes K tasks at once), else 0.
     0: every Dask thread computes, with no overlap. A LocalCluster started here has 1 + io_threads threads per
     worker.
     transport: "auto" (shared memory when the client and every worker are on one host, else Dask's sockets),
@@ -107,7 +107,8 @@ class DaskExecutor(Executor):
                  io_threads: Optional[int] = None):
         if transport not in self.TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(self.TRANSPORTS)}, got {transport!r}")
-        if io_threads is not None and (not isinstance(io_threads, int) or isinstance(io_threads, bool) or io_threads < 0):
+        bad_io = not isinstance(io_threads, int) or isinstance(io_threads, bool) or io_threads < 0
+        if io_threads is not None and bad_io:
             raise ValueError(f"io_threads must be None or a non-negative integer, got {io_threads!r}")
         super().__init__(ctx, keys, threads)
         self._cluster = None
