@@ -45,11 +45,11 @@ struct BootstrapConfig {
     std::size_t cts_levels = 3;      // CoeffToSlot factors (MAD's fftIter), 1 .. log2(slots)
     std::size_t stc_levels = 3;      // SlotToCoeff factors
     double k_range = 12;             // EvalMod covers t / q0 in [-K, K]
-    std::size_t cheb_degree = 119;   // degree of the cosine interpolant
+    std::size_t cheb_degree = 111;   // degree of the cosine interpolant (111: EvalMod error 2^-30 at R = 4)
     std::size_t double_angles = 0;   // r (0: the interpolant is sin(2 pi K y) itself, odd)
     int message_ratio_bits = 0;      // R: log2(q0 / Delta0); 0: automatic, the R that minimises the modelled worst-case error
     bool arcsin = true;              // undo the sine by a polynomial for arcsin(s) / (2 pi) (arcsin_poly below)
-    std::size_t arcsin_degree = 15;  // its degree (odd, >= 3): ceil(log2(degree + 1)) levels
+    std::size_t arcsin_degree = 13;  // its degree (odd, >= 3): ceil(log2(degree + 1)) levels
     double input_bound = 1.4142135623730951;  // B: the precision holds for message coefficients |c| <= B (times
                                               // the scale); slots with |Re|, |Im| <= 1 give |c| <= sqrt(2)
     int ephemeral_weight = 32;       // h of the encapsulation secret; 0: no encapsulation

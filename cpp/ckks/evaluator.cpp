@@ -274,6 +274,65 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     return rec.out(std::move(out));
 }
 
+Ciphertext Evaluator::mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk,
+                              bool merged) const {
+    if (terms.empty()) cannot("mul_sum", "no products");
+    oprec::Op rec("mul_sum");
+    for (const auto& [a, b] : terms) {
+        if (!a || !b) cannot("mul_sum", "null operand");
+        rec.in(*a).in(*b);
+    }
+    rec.arg("merged", merged);
+    Tensor t;
+    double scale = 0;
+    std::size_t level = 0, slots = 0;
+    std::uint64_t key_id = 0;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        Operands o = common_level("mul_sum", *terms[i].first, *terms[i].second);
+        const Ciphertext& a = *o.a;
+        const Ciphertext& b = *o.b;
+        const std::uint64_t k = same_key_set("mul_sum", a, b);
+        if (k && key_id && k != key_id) cannot("mul_sum", "the products' operands were encrypted under different key sets");
+        if (!key_id) key_id = k;
+        const double s = a.scale * b.scale;
+        if (i == 0) {
+            if (a.level() == 0) cannot("mul_sum", "no level left to rescale into (operands at level 0)");
+            check_key(*ctx_, "mul_sum", a, rlk, "relinearization key");
+            scale = s;
+            level = a.level();
+            slots = a.slots;
+            t = tensor(a, b);
+            continue;
+        }
+        if (a.level() != level)
+            cannot("mul_sum", "product " + std::to_string(i) + " is at level " + std::to_string(a.level()) + ", the first at level " + std::to_string(level));
+        if (a.slots != slots) cannot("mul_sum", "operands pack different slot counts (" + std::to_string(slots) + " vs " + std::to_string(a.slots) + ")");
+        if (!scales_match(s, scale) && std::fabs(s / scale - 1) >= 0x1.0p-40)
+            cannot("mul_sum", "product " + std::to_string(i) + " has scale " + scale_str(s) + ", the first " + scale_str(scale));
+        poly_mul_add(t.d0, a.c0, b.c0);
+        poly_mul_add(t.d1, a.c0, b.c1);
+        poly_mul_add(t.d1, a.c1, b.c0);
+        poly_mul_add(t.d2, a.c1, b.c1);
+    }
+    if (key_id) check_key(*ctx_, "mul_sum", *terms[0].first, rlk, "relinearization key");
+    Ciphertext out;
+    if (!merged) {
+        out = rescale(relinearize(t.d0, t.d1, t.d2, scale, slots, rlk));
+    } else {
+        auto digits = mod_up_digits(t.d2, ctx_->partition());
+        Poly u, v;
+        ksk_inner_product(digits, rlk, u, v);
+        add_p_mod_up(u, t.d0);
+        add_p_mod_up(v, t.d1);
+        out.c0 = rescale_poly(u);
+        out.c1 = rescale_poly(v);
+        out.scale = scale / static_cast<double>(ctx_->params().q_primes[level]);
+        out.slots = slots;
+    }
+    out.key_id = key_id;
+    return rec.out(std::move(out));
+}
+
 Ciphertext Evaluator::mul_plain(const Ciphertext& a0, const Plaintext& p) const {
     check_pt(*ctx_, "mul_plain", a0, p, /*raised_ok=*/true);
     oprec::Op rec("mul_plain");

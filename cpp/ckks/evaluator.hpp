@@ -58,6 +58,16 @@ public:
     /// rounding. Throws at level 0 and for a relinearization key of another key set.
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk, bool merged) const;
     Ciphertext mul(const Ciphertext& a, const Ciphertext& b, const SwitchingKey& rlk) const { return mul(a, b, rlk, merged_); }
+    /// sum_i a_i * b_i with one relinearization and one rescale, as `mul` does for a single product: the
+    /// tensor products are summed in degree 2 and pay a single key switch (Paterson-Stockmeyer's giant steps that
+    /// land on one level, inner products). Every product must come out on the same scale (a_i.scale * b_i.scale
+    /// within 2^-40 of the first) at the same level (operands of a pair are brought to a common level as by mul;
+    /// pairs on different levels throw). Result: level l - 1, scale (a_0.scale * b_0.scale) / q_l.
+    Ciphertext mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk,
+                       bool merged) const;
+    Ciphertext mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk) const {
+        return mul_sum(terms, rlk, merged_);
+    }
     /// mul(a, a, rlk).
     Ciphertext square(const Ciphertext& a, const SwitchingKey& rlk) const { return mul(a, a, rlk); }
     /// Plaintext product, rescaled like every mul: level a.level() - 1, scale a.scale * p.scale / q_l

@@ -76,7 +76,7 @@ class CkksParams:
                 iterative bootstrapping to 40+ bits wants first_mod_bits=61 with log_scale=57.
             options: BootstrapConfig fields: k_range, cheb_degree, double_angles, message_ratio_bits (0: automatic,
                 the R with the smallest modelled worst-case error for |coefficients| <= input_bound),
-                input_bound (default sqrt(2)), arcsin, arcsin_degree (odd, default 15),
+                input_bound (default sqrt(2)), arcsin, arcsin_degree (odd, default 13),
                 ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
                 merged_moddown, hoisted_moddown, depth_optimal (the MAD options).
         """

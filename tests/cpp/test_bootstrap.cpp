@@ -24,7 +24,7 @@
 //      which at full slots is (C / sqrt 18) * 2^R * sqrt(2n) * N * 2^-60. C is EvalMod's gain on noise:
 //      its slope 2 pi K on the CoeffToSlot output y = t / (K q0), the rounding inside the interpolant and
 //      the double angles (up to 2 per step on the angle): C = 16 pi K 2^r, about 2 bits above what was
-//      measured with the default sine of degree 119 and r = 0 (2^7.4 at N = 2^13 full slots; with r = 3
+//      measured with a sine of degree 119 (the default before 111) and r = 0 (2^7.4 at N = 2^13 full slots; with r = 3
 //      and a degree-30 cosine the gain was 2^8.7..2^10.1, measured at 64 .. 2048 slots at N = 2^12, full
 //      slots at N = 2^13
 //      and 2^14; R = 6 and 8): the model's dependence on n and N holds to 0.2 bits, and the bound is 2 to

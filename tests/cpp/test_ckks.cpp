@@ -384,6 +384,54 @@ TEST(Ckks, MulMergedAndPlainPaths) {
     });
 }
 
+TEST(Ckks, MulSumEqualsTheSumOfProducts) {
+    // sum_i x_i y_i against float64 on the slots: the tensors are added before one relinearization and one
+    // rescale, so the error is that of one product per term (|x|, |y| <= 1: each term's error <= op) plus one
+    // key switch and one rounding, below (k + 1) op. Merged and unmerged paths; one operand a level higher
+    // (brought down as by mul); level, scale and the misuse errors.
+    Env& e = env();
+    std::mt19937_64 rng(61);
+    for (std::size_t slots : {16, 2048}) {
+        SCOPED_TRACE("slots " + std::to_string(slots));
+        const std::size_t k = 3, top = e.ctx->max_level();
+        std::vector<cvec> xs, ys;
+        std::vector<Ciphertext> cx, cy;
+        cvec want(slots, cplx(0, 0));
+        for (std::size_t i = 0; i < k; ++i) {
+            xs.push_back(random_slots(slots, rng));
+            ys.push_back(random_slots(slots, rng));
+            cx.push_back(e.enc(xs[i], true, i == 1 ? top : top - 1));  // term 1: its left operand one level up
+            cy.push_back(e.enc(ys[i], true, top - 1));
+            const cvec p = slot_mul(xs[i], ys[i]);
+            for (std::size_t j = 0; j < slots; ++j) want[j] += p[j];
+        }
+        std::vector<std::pair<const Ciphertext*, const Ciphertext*>> terms;
+        for (std::size_t i = 0; i < k; ++i) terms.emplace_back(&cx[i], &cy[i]);
+        for (bool merged : {true, false}) {
+            SCOPED_TRACE(merged ? "merged" : "unmerged");
+            const Ciphertext r = e.ev->mul_sum(terms, *e.keys.relin, merged);
+            EXPECT_EQ(r.level(), top - 2);
+            EXPECT_NEAR(r.scale / e.ctx->scale_at(r.level()), 1.0, 1e-12) << "not on the canonical scale";
+            const double err = max_err(e.dec(r), want);
+            EXPECT_LT(err, double(k + 1) * e.op());
+            RecordProperty(std::string("mul_sum_err_log2_") + (merged ? "merged" : "unmerged") + std::to_string(slots), std::to_string(std::log2(err)));
+        }
+        // one term is mul
+        const Ciphertext one = e.ev->mul_sum({{&cx[0], &cy[0]}}, *e.keys.relin);
+        EXPECT_LT(max_err(e.dec(one), e.dec(e.ev->mul(cx[0], cy[0], *e.keys.relin))), 2 * e.op());
+    }
+    const cvec x = random_slots(16, rng);
+    const Ciphertext a = e.enc(x, true, 2), b = e.enc(x, true, 1), z = e.enc(x, true, 0);
+    const Ciphertext a_big = e.ev->mul_int(a, 3);
+    Ciphertext a_scaled = a;
+    a_scaled.scale *= 2;  // declared scale differs: the products would not add up
+    expect_invalid([&] { e.ev->mul_sum({}, *e.keys.relin); }, {"mul_sum", "no products"});
+    expect_invalid([&] { e.ev->mul_sum({{&a, &a}, {&b, &b}}, *e.keys.relin); }, {"mul_sum", "level"});
+    expect_invalid([&] { e.ev->mul_sum({{&a, &a}, {&a_scaled, &a}}, *e.keys.relin); }, {"mul_sum", "scale"});
+    expect_invalid([&] { e.ev->mul_sum({{&z, &z}}, *e.keys.relin); }, {"mul_sum", "level 0"});
+    EXPECT_LT(max_err(e.dec(e.ev->mul_sum({{&a, &a}, {&a_big, &a}}, *e.keys.relin)), slot_mul(x, map2(x, x, [](auto u, auto) { return 4.0 * u; }))), 6 * e.op());
+}
+
 TEST(Ckks, MulChainDownToLevelZero) {
     Env& e = env();
     std::mt19937_64 rng(27);

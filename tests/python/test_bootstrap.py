@@ -242,7 +242,9 @@ def test_inputs_beyond_the_bound_are_the_documented_failure(full13):
     ctx, keys = full13
     z = np.full(ctx.slots, 4 + 4j)
     got = ctx.decrypt(ctx.encrypt(z, keys.public, level=0).bootstrap(), keys.secret)
-    assert ember.precision(z, got).min_bits < 10
+    # the guarantee inside the box is > 26 bits here (test above); beyond it the arcsine is extrapolated:
+    # 10.5 bits at R = 5 (the automatic ratio of this ring with the default degrees), below 10 at R = 4
+    assert ember.precision(z, got).min_bits < 15
 
 
 def test_iterative_bootstrapping_gains_precision():

@@ -68,6 +68,27 @@ def test_mul_paths(small, rng):
     check(ctx, keys, unrescaled.rescale(), x * y, extra_bits=1)
 
 
+def test_multiply_sum(small, rng):
+    # sum of products, one relinearization: against numpy, as precise as a product (4 terms of |x y| <= 1: 2 bits
+    # of growth allowed), on the level and scale of one product; misuse is a clear error
+    ctx, keys = small
+    xs, ys = rng.uniform(-1, 1, (2, 4, ctx.slots))
+    cxs = [ctx.encrypt(x, keys.public) for x in xs]
+    cys = [ctx.encrypt(y, keys.public) for y in ys]
+    want = (xs * ys).sum(axis=0)
+    for merged in (True, False):
+        r = ctx.multiply_sum(zip(cxs, cys), merged=merged)
+        assert r.level == cxs[0].level - 1
+        assert r.scale == pytest.approx(ctx.scale_at(r.level), rel=1e-12)
+        check(ctx, keys, r, want, extra_bits=3)
+    with pytest.raises(ValueError, match="no products"):
+        ctx.multiply_sum([])
+    with pytest.raises(TypeError, match="pairs"):
+        ctx.multiply_sum([cxs[0]])
+    with pytest.raises(ValueError, match="level"):
+        ctx.multiply_sum([(cxs[0], cys[0]), (cxs[1].rescale(), cys[1].rescale())])
+
+
 def test_mul_constants_and_vectors(small, rng):
     ctx, keys = small
     x, y = rng.uniform(-1, 1, (2, ctx.slots))

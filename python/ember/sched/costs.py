@@ -34,7 +34,7 @@ ALIAS = {"sub": "add", "negate": "add", "sub_plain": "add_plain", "add_vector": 
          "key_switch_digits": "mul_plain"}
 # operations whose cost grows with a count: (op, parameter) -> cost = base + per_item * count, stored as two
 # pseudo-ops "<op>@1" and "<op>@<K>"
-COUNTED = {"rotate_many": 4, "linear_combination": 8, "rotate_many_raised": 4, "mul_plain_sum": 8}
+COUNTED = {"rotate_many": 4, "linear_combination": 8, "rotate_many_raised": 4, "mul_plain_sum": 8, "mul_sum": 4}
 # counted operations without figures of their own: per item, like this kind
 COUNTED_FALLBACK = {"rotate_many": "rotate", "linear_combination": "mul_int", "rotate_many_raised": "rotate_many",
                     "mul_plain_sum": "mul_plain"}
@@ -89,6 +89,9 @@ class CostTable:
             return max(0.0, one + per * (count - 1))
         key = op if op in ops else ALIAS.get(op)
         if key not in ops:
+            if op == "mul_sum":  # no figures of its own (an older table): one mul, and per extra product the
+                # tensor's four products and adds, about two mul_plains (the relinearization is paid once)
+                return self.seconds(device, "mul", level) + (count - 1) * 2 * self.seconds(device, "mul_plain", level)
             if op in COUNTED_FALLBACK:  # no figures of its own: per item, like the fallback kind
                 return count * self.seconds(device, COUNTED_FALLBACK[op], level, 1)
             if op == "drop_to_level":
@@ -240,7 +243,8 @@ class CostTable:
                 for op, count in _MODEL_OPS:
                     if level == 0 and op in _NEEDS_LEVEL or (op == "mod_raise" and level != 0):
                         continue
-                    arity = count if op in ("linear_combination", "mul_plain_sum") else 2 if op in ("add", "mul") else 1
+                    arity = (count if op in ("linear_combination", "mul_plain_sum") else 2 * count if op == "mul_sum"
+                             else 2 if op in ("add", "mul") else 1)
                     arg = {"adjust_to": level - 1, "mod_raise": ring.q_count - 1}.get(op, level)
                     m = op_model(Ring(ring.log_n, ring.q_count, ring.k, ring.dnum), op, [level] * arity, level,
                                  {"level": arg}, count, cache_limbs=cache_limbs, raised=(op == "mul_plain_sum"))
@@ -255,12 +259,12 @@ class CostTable:
 
 def node_count(node) -> int:
     """The count of a counted operation: rotations of rotate_many(_raised), terms of linear_combination and
-    mul_plain_sum (ciphertext inputs), 1 otherwise."""
+    mul_plain_sum (ciphertext inputs), products of mul_sum, 1 otherwise."""
     if node.op in ("rotate_many", "rotate_many_raised", "rotate_raised_digits"):
         return max(1, len(node.outputs))
     if node.op == "linear_combination":
         return max(1, len(node.inputs))
-    if node.op == "mul_plain_sum":
+    if node.op in ("mul_plain_sum", "mul_sum"):
         return max(1, len(node.inputs) // 2)
     return 1
 
@@ -274,14 +278,14 @@ def _cpu_profile_path() -> Optional[str]:
     return None
 
 
-_NEEDS_LEVEL = {"mul", "mul_const", "rescale", "adjust_to", "mod_down_rescale"}
+_NEEDS_LEVEL = {"mul", "mul_sum", "mul_const", "rescale", "adjust_to", "mod_down_rescale"}
 _MODEL_OPS = [("add", 1), ("add_plain", 1), ("add_const", 1), ("mul", 1), ("mul_plain", 1), ("mul_const", 1),
               ("mul_int", 1), ("rescale", 1), ("adjust_to", 1), ("rotate", 1), ("rotate_many", 1),
               ("rotate_many", COUNTED["rotate_many"]), ("linear_combination", 1),
               ("linear_combination", COUNTED["linear_combination"]), ("key_switch", 1), ("mod_down", 1),
               ("mod_down_rescale", 1), ("mod_raise", 1), ("rotate_many_raised", 1),
               ("rotate_many_raised", COUNTED["rotate_many_raised"]), ("mul_plain_sum", 1),
-              ("mul_plain_sum", COUNTED["mul_plain_sum"])]
+              ("mul_plain_sum", COUNTED["mul_plain_sum"]), ("mul_sum", 1), ("mul_sum", COUNTED["mul_sum"])]
 
 
 class _RingShape:

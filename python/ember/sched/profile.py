@@ -24,6 +24,8 @@ def _ops(ctx, a, b, pt):
     yield f"rotate_many@{k}", lambda: a.rotate_many(list(range(1, k + 1)))
     if a.level >= 1:
         yield "mul", lambda: a * b
+        yield "mul_sum@1", lambda: ctx.multiply_sum([(a, b)])
+        yield f"mul_sum@{COUNTED['mul_sum']}", lambda: ctx.multiply_sum([(a, b)] * COUNTED["mul_sum"])
         yield "mul_const", lambda: a * 0.37
         yield "rescale", lambda: a.rescale()
 

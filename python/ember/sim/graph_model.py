@@ -152,6 +152,9 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
             m.copy(r, [0], t, [0])
             m.base_convert(t, [0], r, range(1, top + 1), centered=True)
             m.ntt(r, range(top + 1), inverse=False)
+    elif op == "mul_sum":
+        xs = _operands(m, levels if len(levels) >= 2 else [level, level])
+        m.mul_sum_ct(list(zip(xs[0::2], xs[1::2])), merged=bool(params.get("merged", 1)))
     elif op in ("add", "sub", "mul", "multiply_relin"):
         a, b = _operands(m, levels)
         if op in ("add", "sub"):

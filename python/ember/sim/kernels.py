@@ -485,10 +485,21 @@ class EmberModel:
 
     def mul_ct(self, a: Ct, b: Ct, merged: Optional[bool] = None) -> Ct:
         """Ciphertext product, relinearized and rescaled; merged: MAD's single ModDown by P q_l."""
+        return self.mul_sum_ct([(a, b)], merged)
+
+    def mul_sum_ct(self, pairs: list, merged: Optional[bool] = None) -> Ct:
+        """Evaluator::mul_sum: the tensors of every pair summed, then one relinearization and one rescale
+        (mul_ct is the one-pair case)."""
         merged = self.merge if merged is None else merged
+        a, b = pairs[0]
         if a.q < 2:
             raise ValueError("cannot multiply: no level left to rescale into")
         d0, d1, d2 = self._tensor(a, b)
+        for x, y in pairs[1:]:
+            self.mul_add(d0, x.c0, y.c0)
+            self.mul_add(d1, x.c0, y.c1)
+            self.mul_add(d1, x.c1, y.c0)
+            self.mul_add(d2, x.c1, y.c1)
         digits = self.mod_up_digits(d2)
         u, v = self.ksk_inner_product(digits, "relin")
         self.free(*digits, d2)
