@@ -36,9 +36,19 @@ std::size_t log2_exact(std::size_t x) {
 }
 
 // cos(2 pi (K y - 1/4) / 2^r) on y in [-1, 1]: after r double angles, sin(2 pi K y).
+// The automatic sine degree's range: depth 7 (64 < d <= 127); the unresolved configuration plans its levels with
+// kAutoDegreeMax (every degree of the range has its depth when depth_optimal; otherwise the automatic degree is
+// kAutoDegreeShallow, the earlier fixed default, so that the levels planned and used agree).
+constexpr std::size_t kAutoDegreeMin = 65, kAutoDegreeMax = 127, kAutoDegreeShallow = 119;
+
+std::size_t planned_degree(const BootstrapConfig& cfg) {
+    if (cfg.cheb_degree) return cfg.cheb_degree;
+    return cfg.depth_optimal ? kAutoDegreeMax : kAutoDegreeShallow;
+}
+
 ChebyshevPoly cosine_poly(const BootstrapConfig& cfg) {
     const double K = cfg.k_range, scale = std::ldexp(1.0, -static_cast<int>(cfg.double_angles));
-    ChebyshevPoly p = ChebyshevPoly::interpolate([&](double y) { return std::cos(2 * kPi * (K * y - 0.25) * scale); }, cfg.cheb_degree, -1.0, 1.0);
+    ChebyshevPoly p = ChebyshevPoly::interpolate([&](double y) { return std::cos(2 * kPi * (K * y - 0.25) * scale); }, planned_degree(cfg), -1.0, 1.0);
     // Without double angles this is sin(2 pi K y), odd: its even coefficients are exactly 0 (the
     // evaluation then builds and multiplies only the odd T_k).
     if (cfg.double_angles == 0)
@@ -48,7 +58,7 @@ ChebyshevPoly cosine_poly(const BootstrapConfig& cfg) {
 
 void check_config(const BootstrapConfig& cfg) {
     if (!(cfg.k_range >= 1 && cfg.k_range <= 1024)) bad("k_range must be in [1, 1024]");
-    if (cfg.cheb_degree < 2 || cfg.cheb_degree > 1023) bad("cheb_degree must be in [2, 1023]");
+    if (cfg.cheb_degree != 0 && (cfg.cheb_degree < 2 || cfg.cheb_degree > 1023)) bad("cheb_degree must be 0 (automatic) or in [2, 1023]");
     if (cfg.double_angles > 8) bad("double_angles must be at most 8");
     if (cfg.message_ratio_bits != 0 && (cfg.message_ratio_bits < 2 || cfg.message_ratio_bits > 40))
         bad("message_ratio_bits must be 0 (automatic) or in [2, 40]");
@@ -155,6 +165,25 @@ BootstrapConfig BootstrapConfig::resolved(int log_n) const {
             }
         }
         if (c.message_ratio_bits == 0) bad("no message ratio fits input_bound = " + std::to_string(c.input_bound));
+    }
+    if (c.cheb_degree == 0) {
+        c.cheb_degree = planned_degree(c);
+        if (c.depth_optimal) {
+            // The lowest degree (odd without double angles: the sine is odd) whose worst-case EvalMod error is
+            // within a quarter bit of the highest degree's: the error falls with the degree until the arcsine's
+            // (or the noise's) share dominates, and every degree below the cap saves products at the same depth.
+            const double limit = c.approx_error() * std::exp2(0.25);
+            const std::size_t step = c.double_angles == 0 ? 2 : 1;
+            std::size_t lo = 0, hi = (kAutoDegreeMax - kAutoDegreeMin) / step;  // candidate index: kAutoDegreeMin + step * i
+            while (lo < hi) {  // the error is monotone in the degree here: binary search for the first that fits
+                const std::size_t mid = (lo + hi) / 2;
+                BootstrapConfig t = c;
+                t.cheb_degree = kAutoDegreeMin + step * mid;
+                if (t.approx_error() <= limit) hi = mid;
+                else lo = mid + 1;
+            }
+            c.cheb_degree = kAutoDegreeMin + step * lo;
+        }
     }
     return c;
 }
