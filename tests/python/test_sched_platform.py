@@ -95,7 +95,8 @@ def test_measured_profile_and_profile_guided_update():
     assert t.source("cpu-1t") == "measured"
     # every kind at both levels (timings themselves are not asserted: the machine is shared)
     assert set(t.devices["cpu-1t"]["ops"]) == {"add", "add_plain", "add_const", "mul_int", "mul_plain", "rotate",
-                                               "rotate_many@1", "rotate_many@4", "mul", "mul_const", "rescale"}
+                                               "rotate_many@1", "rotate_many@4", "mul", "mul_sum@1", "mul_sum@4", "mul_const",
+                                               "rescale"}
     assert all(set(lv) == {1, 4} and all(0 < x < 10 for x in lv.values()) for lv in t.devices["cpu-1t"]["ops"].values())
     ctx = ember.Context(params)
     keys = ctx.keygen(rotations=[1, 2])
