@@ -46,7 +46,7 @@ struct BootstrapConfig {
     std::size_t stc_levels = 3;      // SlotToCoeff factors
     double k_range = 12;             // EvalMod covers t / q0 in [-K, K]
     std::size_t cheb_degree = 0;     // degree of the cosine interpolant; 0: automatic (resolved): the lowest degree
-                                     // of depth 7 whose EvalMod error is within a quarter bit of degree 127's at
+                                     // of depth 7 whose EvalMod error is within 0.05 bit of degree 127's at
                                      // the chosen R (111 at R = 4, 119 at R = 5 .. 8)
     std::size_t double_angles = 0;   // r (0: the interpolant is sin(2 pi K y) itself, odd)
     int message_ratio_bits = 0;      // R: log2(q0 / Delta0); 0: automatic, the R that minimises the modelled worst-case error

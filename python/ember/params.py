@@ -75,7 +75,7 @@ class CkksParams:
             first_mod_bits: bits of q0 (60). The level-0 input's scale must stay below q0 / 2^R, so
                 iterative bootstrapping to 40+ bits wants first_mod_bits=61 with log_scale=57.
             options: BootstrapConfig fields: k_range, cheb_degree (0: automatic, the lowest degree of depth 7
-                within a quarter bit of degree 127's EvalMod error), double_angles, message_ratio_bits (0: automatic,
+                within 0.05 bit of degree 127's EvalMod error), double_angles, message_ratio_bits (0: automatic,
                 the R with the smallest modelled worst-case error for |coefficients| <= input_bound),
                 input_bound (default sqrt(2)), arcsin, arcsin_degree (odd, default 13),
                 ephemeral_weight (sparse-secret encapsulation, 0 = off), encaps_digit_bits,
