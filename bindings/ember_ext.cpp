@@ -267,12 +267,13 @@ NB_MODULE(_ember, m) {
              "a"_a, "b"_a, "merged"_a = true, RG())
         .def("mul", [](const ContextCore& c, const Ciphertext& a, const Plaintext& p) { return c.ev.mul(a, p); }, "a"_a, "p"_a, RG())
         .def("multiply_relin", [](const ContextCore& c, const Ciphertext& a, const Ciphertext& b) { return c.ev.multiply_relin(a, b, *c.rlk(a)); }, RG())
-        .def("mul_sum", [](const ContextCore& c, const std::vector<const Ciphertext*>& a, const std::vector<const Ciphertext*>& b, bool merged) {
+        .def("mul_sum", [](const ContextCore& c, const std::vector<const Ciphertext*>& a, const std::vector<const Ciphertext*>& b, bool merged,
+                           const Ciphertext* addend) {
             if (a.empty() || a.size() != b.size()) throw std::invalid_argument("cannot mul_sum: needs as many left as right operands, at least one");
             std::vector<std::pair<const Ciphertext*, const Ciphertext*>> t;
             for (std::size_t i = 0; i < a.size(); ++i) t.emplace_back(a[i], b[i]);
-            return c.ev.mul_sum(t, *c.rlk(*a[0]), merged);
-        }, "a"_a, "b"_a, "merged"_a = true, RG())
+            return c.ev.mul_sum(t, *c.rlk(*a[0]), merged, addend);
+        }, "a"_a, "b"_a, "merged"_a = true, "addend"_a = nb::none(), RG())
         .def("rescale", [](const ContextCore& c, const Ciphertext& a) { return c.ev.rescale(a); }, RG())
         .def("drop_to_level", [](const ContextCore& c, const Ciphertext& a, std::size_t l) { return c.ev.drop_to_level(a, l); }, RG())
         .def("rotate", [](const ContextCore& c, const Ciphertext& a, long k) { return c.ev.rotate(a, k, *c.gk(a)); }, RG())

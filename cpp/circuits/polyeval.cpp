@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace ember {
@@ -101,10 +102,10 @@ struct ChebBasis {
     }
 };
 
-// sum_k c_k T_k landing exactly on (level, scale): every T_k is dropped to level + 1 and multiplied by the
-// integer round(c_k * scale * q_{level+1} / scale(T_k)), so all terms share the scale scale * q_{level+1};
-// one rescale then lands on `scale`.
-Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, double scale) {
+// sum_k c_k T_k before its rescale: every T_k is dropped to level + 1 and multiplied by the integer
+// round(c_k * scale * q_{level+1} / scale(T_k)), so all terms share the scale scale * q_{level+1}; one rescale
+// then lands exactly on (level, scale).
+Ciphertext baby_unrescaled(ChebBasis& B, const std::vector<double>& c, std::size_t level, double scale) {
     const Evaluator& ev = B.ev;
     const double big = scale * static_cast<double>(ev.context().params().q_primes[level + 1]);
     std::vector<const Ciphertext*> ts;
@@ -122,7 +123,12 @@ Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, d
     // one multiply-accumulate pass per T_k on its first level + 2 primes (all terms on the scale `big`)
     Ciphertext acc = ev.linear_combination(ts, ks, level + 1, big);
     if (!c.empty() && !negligible(c[0])) acc = ev.add_const(acc, cplx(c[0], 0));
-    Ciphertext r = ev.rescale(acc);
+    return acc;
+}
+
+// sum_k c_k T_k landing exactly on (level, scale).
+Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, double scale) {
+    Ciphertext r = B.ev.rescale(baby_unrescaled(B, c, level, scale));
     r.scale = scale;
     return r;
 }
@@ -131,7 +137,9 @@ Ciphertext baby(ChebBasis& B, const std::vector<double>& c, std::size_t level, d
 // so that the rescaled product is on `scale`; r lands on (level, scale) directly. r is split again while it is
 // above the baby-step bound (r = q' T_G' + r', ...): every product of that chain lands on the same (level, scale),
 // so their tensors are summed and pay one relinearization and one rescale (Evaluator::mul_sum) -- for the
-// degree-111 sine of bootstrapping, 3 of its 6 giant-step key switches.
+// degree-111 sine of bootstrapping, 3 of its 6 giant-step key switches. The final remainder r (degree <
+// baby_bound) is added to that sum before its rescale (it is on the products' level and scale there), which
+// saves the remainder's own rescale and the addition after it.
 Ciphertext recurse(ChebBasis& B, const std::vector<double>& c, std::size_t baby_bound, std::size_t level, double scale) {
     if (c.size() <= baby_bound) return baby(B, c, level, scale);
     const Evaluator& ev = B.ev;
@@ -146,12 +154,18 @@ Ciphertext recurse(ChebBasis& B, const std::vector<double>& c, std::size_t baby_
     }
     std::vector<std::pair<const Ciphertext*, const Ciphertext*>> terms;
     for (std::size_t i = 0; i < qs.size(); ++i) terms.emplace_back(&qs[i], &tgs[i]);
-    Ciphertext prod = ev.mul_sum(terms, B.rlk);
-    prod.scale = scale;
-    // the remainder of degree < baby_bound: all zero when its coefficients are (an odd polynomial's are not)
+    // the remainder of degree < baby_bound: nothing to add when all its coefficients are negligible
     bool zero = true;
     for (double x : rest) zero = zero && negligible(x);
-    return zero ? prod : ev.add(prod, baby(B, rest, level, scale));
+    std::optional<Ciphertext> r;
+    if (!zero) {
+        r = baby_unrescaled(B, rest, level, scale);
+        // the products' scale: scale(q_i) * scale(T_G_i) = scale * q_{level+1}, as the remainder's by construction
+        r->scale = qs[0].scale * tgs[0].scale;
+    }
+    Ciphertext prod = ev.mul_sum(terms, B.rlk, ev.merged_moddown(), r ? &*r : nullptr);
+    prod.scale = scale;
+    return prod;
 }
 
 }  // namespace

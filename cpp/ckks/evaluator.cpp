@@ -275,13 +275,14 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
 }
 
 Ciphertext Evaluator::mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk,
-                              bool merged) const {
+                              bool merged, const Ciphertext* addend) const {
     if (terms.empty()) cannot("mul_sum", "no products");
     oprec::Op rec("mul_sum");
     for (const auto& [a, b] : terms) {
         if (!a || !b) cannot("mul_sum", "null operand");
         rec.in(*a).in(*b);
     }
+    if (addend) rec.in(*addend);  // the odd last input of a recorded mul_sum
     rec.arg("merged", merged);
     Tensor t;
     double scale = 0;
@@ -315,6 +316,19 @@ Ciphertext Evaluator::mul_sum(const std::vector<std::pair<const Ciphertext*, con
         poly_mul_add(t.d2, a.c1, b.c1);
     }
     if (key_id) check_key(*ctx_, "mul_sum", *terms[0].first, rlk, "relinearization key");
+    if (addend) {
+        check_ct(*ctx_, "mul_sum", *addend);
+        if (addend->key_id && key_id && addend->key_id != key_id)
+            cannot("mul_sum", "the addend was encrypted under another key set than the products");
+        if (!key_id) key_id = addend->key_id;
+        if (addend->level() != level)
+            cannot("mul_sum", "the addend is at level " + std::to_string(addend->level()) + ", the products at level " + std::to_string(level));
+        if (addend->slots != slots) cannot("mul_sum", "operands pack different slot counts (" + std::to_string(slots) + " vs " + std::to_string(addend->slots) + ")");
+        if (!scales_match(addend->scale, scale) && std::fabs(addend->scale / scale - 1) >= 0x1.0p-40)
+            cannot("mul_sum", "the addend has scale " + scale_str(addend->scale) + ", the products " + scale_str(scale));
+        poly_add(t.d0, t.d0, addend->c0);
+        poly_add(t.d1, t.d1, addend->c1);
+    }
     Ciphertext out;
     if (!merged) {
         out = rescale(relinearize(t.d0, t.d1, t.d2, scale, slots, rlk));

@@ -30,6 +30,8 @@ public:
     /// merged_moddown: the default of mul() (MAD's ModDown merged with Rescale, or the unmerged path).
     explicit Evaluator(std::shared_ptr<const Context> ctx, bool merged_moddown = true) : ctx_(std::move(ctx)), merged_(merged_moddown) {}
     const Context& context() const { return *ctx_; }
+    /// The ModDown path mul() and mul_sum() take by default (true: merged with the rescale).
+    bool merged_moddown() const { return merged_; }
 
     // Additive operations. Levels are aligned to the lower one exactly (adjust_to); scales must then agree
     // (throws otherwise).
@@ -63,8 +65,11 @@ public:
     /// land on one level, inner products). Every product must come out on the same scale (a_i.scale * b_i.scale
     /// within 2^-40 of the first) at the same level (operands of a pair are brought to a common level as by mul;
     /// pairs on different levels throw). Result: level l - 1, scale (a_0.scale * b_0.scale) / q_l.
+    /// addend (optional): a ciphertext at the products' level l and on their scale, added to the sum before the
+    /// rescale, so that sum_i a_i b_i + addend costs one rescale (a polynomial's giant steps plus its baby-step
+    /// remainder); any other level or scale throws.
     Ciphertext mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk,
-                       bool merged) const;
+                       bool merged, const Ciphertext* addend = nullptr) const;
     Ciphertext mul_sum(const std::vector<std::pair<const Ciphertext*, const Ciphertext*>>& terms, const SwitchingKey& rlk) const {
         return mul_sum(terms, rlk, merged_);
     }

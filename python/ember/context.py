@@ -560,18 +560,22 @@ class Context:
     def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:
         return ct.rotate_many(steps)
 
-    def multiply_sum(self, pairs: Iterable, merged: bool = True) -> Ciphertext:
+    def multiply_sum(self, pairs: Iterable, merged: bool = True, addend: Optional[Ciphertext] = None) -> Ciphertext:
         """sum of a_i * b_i over the ciphertext pairs (a_i, b_i), relinearized and rescaled once: the tensor
         products are added before the single key switch, so k products cost one relinearization instead of k
         (an inner product of encrypted vectors, a polynomial's giant steps). Every product must land on the
-        same scale and level; the result is where multiply(a_0, b_0) would land."""
+        same scale and level; the result is where multiply(a_0, b_0) would land. addend: a ciphertext on the
+        products' level and scale (e.g. made with multiply(..., rescale=False)), added before the rescale."""
         pairs = list(pairs)
         if not pairs:
             raise ValueError("multiply_sum: no products")
         for p in pairs:
             if not (isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, Ciphertext) for x in p)):
                 raise TypeError("multiply_sum expects pairs (a, b) of ember.Ciphertext")
-        return Ciphertext(self, self._core.mul_sum([a._core for a, _ in pairs], [b._core for _, b in pairs], merged))
+        if addend is not None and not isinstance(addend, Ciphertext):
+            raise TypeError(f"multiply_sum: addend must be an ember.Ciphertext, got {type(addend).__name__}")
+        return Ciphertext(self, self._core.mul_sum([a._core for a, _ in pairs], [b._core for _, b in pairs], merged,
+                                                   None if addend is None else addend._core))
 
     def multiply(self, a: Ciphertext, b, rescale: bool = True, merged: bool = True) -> Ciphertext:
         """a * b for a ciphertext or plaintext b, relinearized; rescaled unless rescale=False (a * b is

@@ -430,6 +430,16 @@ TEST(Ckks, MulSumEqualsTheSumOfProducts) {
     expect_invalid([&] { e.ev->mul_sum({{&a, &a}, {&a_scaled, &a}}, *e.keys.relin); }, {"mul_sum", "scale"});
     expect_invalid([&] { e.ev->mul_sum({{&z, &z}}, *e.keys.relin); }, {"mul_sum", "level 0"});
     EXPECT_LT(max_err(e.dec(e.ev->mul_sum({{&a, &a}, {&a_big, &a}}, *e.keys.relin)), slot_mul(x, map2(x, x, [](auto u, auto) { return 4.0 * u; }))), 6 * e.op());
+    // an addend on the products' level and scale (a raw product, multiply_relin) is summed before the one rescale:
+    // a^2 + a^2 + a^2 = 3 x^2 within the error of three products
+    const Ciphertext raw = e.ev->multiply_relin(a, a, *e.keys.relin);
+    for (bool merged : {true, false}) {
+        const Ciphertext s = e.ev->mul_sum({{&a, &a}, {&a, &a}}, *e.keys.relin, merged, &raw);
+        EXPECT_EQ(s.level(), 1u);
+        EXPECT_LT(max_err(e.dec(s), slot_mul(x, map2(x, x, [](auto u, auto) { return 3.0 * u; }))), 4 * e.op());
+    }
+    expect_invalid([&] { e.ev->mul_sum({{&a, &a}}, *e.keys.relin, true, &a); }, {"mul_sum", "addend", "scale"});
+    expect_invalid([&] { e.ev->mul_sum({{&a, &a}}, *e.keys.relin, true, &b); }, {"mul_sum", "addend", "level"});
 }
 
 TEST(Ckks, MulChainDownToLevelZero) {

@@ -87,6 +87,15 @@ def test_multiply_sum(small, rng):
         ctx.multiply_sum([cxs[0]])
     with pytest.raises(ValueError, match="level"):
         ctx.multiply_sum([(cxs[0], cys[0]), (cxs[1].rescale(), cys[1].rescale())])
+    # an addend on the products' level and scale is summed before the one rescale
+    raw = ctx.multiply(cxs[2], cys[2], rescale=False)
+    r = ctx.multiply_sum(zip(cxs[:2], cys[:2]), addend=raw)
+    assert r.level == cxs[0].level - 1
+    check(ctx, keys, r, (xs[:3] * ys[:3]).sum(axis=0), extra_bits=3)
+    with pytest.raises(ValueError, match="addend.*scale"):
+        ctx.multiply_sum(zip(cxs[:2], cys[:2]), addend=cxs[3])
+    with pytest.raises(TypeError, match="addend"):
+        ctx.multiply_sum(zip(cxs[:2], cys[:2]), addend=xs[0])
 
 
 def test_mul_constants_and_vectors(small, rng):

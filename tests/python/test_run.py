@@ -577,3 +577,20 @@ def test_bench_dist_fields_and_prediction():
     recs = bench.run(workload="batch", workers=2, log_n=12, tasks=4, runs=1, insecure=True, schedule="heft")
     r = recs[0]
     assert r["complete"] and r["graph_nodes"] == 8 and r["predicted_seconds"] >= r["predicted_without_overhead_s"] > 0
+
+
+def test_graph_replay_of_a_sum_of_products_with_an_addend(setup):
+    """mul_sum records its addend as the odd last input; the replay (ember.run's OPS) gives it back as the addend:
+    x0 x1 + x2 x3 against float64 (2^-12)."""
+    from ember.run.program import OPS
+    ctx, keys, xs, cts = setup
+    raw = ctx.multiply(cts[2], cts[3], rescale=False)
+    with ember.graph(ctx) as g:
+        y = ctx.multiply_sum([(cts[0], cts[1])], addend=raw)
+    (node,) = [n for n in g.nodes if n.op == "mul_sum"]
+    assert len(node.inputs) == 3
+    again = OPS["mul_sum"](ctx, [cts[0], cts[1], raw], node.params)[0]
+    ref = xs[0] * xs[1] + xs[2] * xs[3]
+    for r in (y, again):
+        assert r.level == cts[0].level - 1
+        assert np.abs(ctx.decrypt(r, keys.secret) - ref).max() < BOUND

@@ -35,7 +35,7 @@ Data model (ember.graph.model)
 
 Operation kinds (the Evaluator's public operations, cpp/ckks/evaluator.hpp): add, sub, negate, add_plain,
 sub_plain, add_const, add_vector, mul (relinearized and rescaled), mul_sum (a sum of products, relinearized and
-rescaled once; inputs a_0, b_0, a_1, b_1, ...), multiply_relin, relinearize, mul_plain,
+rescaled once; inputs a_0, b_0, a_1, b_1, ..., then an optional addend summed before the rescale), multiply_relin, relinearize, mul_plain,
 mul_vector, mul_const, mul_int, mul_round, linear_combination, rescale, drop_to_level, adjust_to, rotate,
 rotate_many, conjugate, automorphism. Only the outermost operation is a node (an add that levels its operands
 is one "add"); operations that do no work (rotation by 0, leveling to the same level) are not nodes.

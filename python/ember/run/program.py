@@ -120,7 +120,9 @@ OPS = {
     "mul": _mul,
     "multiply_relin": lambda c, a, p: [c.multiply(a[0], a[1], rescale=False)],
     "mul_plain": lambda c, a, p: [c.multiply(a[0], a[1], rescale=False)],
-    "mul_sum": lambda c, a, p: [c.multiply_sum(zip(a[0::2], a[1::2]), merged=bool(p.get("merged", 1)))],
+    # the products' pairs, then (an odd count) the addend summed before the rescale
+    "mul_sum": lambda c, a, p: [c.multiply_sum(zip(a[0:len(a) - 1:2], a[1::2]), merged=bool(p.get("merged", 1)),
+                                               addend=a[-1] if len(a) % 2 else None)],
     "rescale": lambda c, a, p: [a[0].rescale()],
     "drop_to_level": lambda c, a, p: [a[0].drop_to_level(int(p["level"]))],
     "rotate": lambda c, a, p: [a[0].rotate(int(p["steps"]))],

@@ -154,7 +154,9 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
             m.ntt(r, range(top + 1), inverse=False)
     elif op == "mul_sum":
         xs = _operands(m, levels if len(levels) >= 2 else [level, level])
-        m.mul_sum_ct(list(zip(xs[0::2], xs[1::2])), merged=bool(params.get("merged", 1)))
+        # an odd operand count: the last is the addend summed before the rescale
+        m.mul_sum_ct(list(zip(xs[0:len(xs) - 1:2], xs[1::2])), merged=bool(params.get("merged", 1)),
+                     addend=xs[-1] if len(xs) % 2 else None)
     elif op in ("add", "sub", "mul", "multiply_relin"):
         a, b = _operands(m, levels)
         if op in ("add", "sub"):

@@ -487,9 +487,9 @@ class EmberModel:
         """Ciphertext product, relinearized and rescaled; merged: MAD's single ModDown by P q_l."""
         return self.mul_sum_ct([(a, b)], merged)
 
-    def mul_sum_ct(self, pairs: list, merged: Optional[bool] = None) -> Ct:
-        """Evaluator::mul_sum: the tensors of every pair summed, then one relinearization and one rescale
-        (mul_ct is the one-pair case)."""
+    def mul_sum_ct(self, pairs: list, merged: Optional[bool] = None, addend: Optional[Ct] = None) -> Ct:
+        """Evaluator::mul_sum: the tensors of every pair summed (and the addend, when given), then one
+        relinearization and one rescale (mul_ct is the one-pair case)."""
         merged = self.merge if merged is None else merged
         a, b = pairs[0]
         if a.q < 2:
@@ -500,6 +500,9 @@ class EmberModel:
             self.mul_add(d1, x.c0, y.c1)
             self.mul_add(d1, x.c1, y.c0)
             self.mul_add(d2, x.c1, y.c1)
+        if addend is not None:
+            self.add(d0, d0, addend.c0)
+            self.add(d1, d1, addend.c1)
         digits = self.mod_up_digits(d2)
         u, v = self.ksk_inner_product(digits, "relin")
         self.free(*digits, d2)
