@@ -89,15 +89,27 @@ struct ChebBasis {
     const SwitchingKey& rlk;
     std::map<std::size_t, Ciphertext> t;  // T_k(y)
 
-    // T_k from T_a, T_b with a + b = k: T_k = 2 T_a T_b - T_{|a - b|} (T_{a-b} brought exactly onto the
-    // product's level and scale by the evaluator).
+    // T_k from T_a, T_b with a + b = k (a the largest power of two < k): T_{2a} = 2 T_a^2 - 1, and otherwise
+    // T_k = 2 T_a T_b - T_{a-b} as one Evaluator::mul_sum of (2 T_a) T_b whose addend is -T_{a-b} times the
+    // integer that puts it on the product's scale before the rescale (Evaluator::linear_combination): no level
+    // alignment of T_{a-b} (a rescale) and no subtraction after the product. T_b and T_{a-b} are never below
+    // T_a (depth ceil(log2 k) below the input); mul_sum brings a higher T_b onto T_a's level and scale.
     const Ciphertext& get(std::size_t k) {
         auto it = t.find(k);
         if (it != t.end()) return it->second;
         if (k < 2) throw std::logic_error("Chebyshev basis: T_0 / T_1 missing");
-        const std::size_t a = (std::size_t(1) << (ceil_log2(k) - 1)), b = k - a;  // a the largest power of two < k
-        Ciphertext prod = ev.mul_int(ev.mul(get(a), get(b), rlk), 2);
-        Ciphertext r = a == b ? ev.add_const(prod, cplx(-1.0, 0.0)) : ev.sub(prod, get(a - b));
+        const std::size_t a = (std::size_t(1) << (ceil_log2(k) - 1)), b = k - a;
+        if (a == b) {
+            Ciphertext r = ev.add_const(ev.mul_int(ev.mul(get(a), get(a), rlk), 2), cplx(-1.0, 0.0));
+            return t.emplace(k, std::move(r)).first->second;
+        }
+        const Ciphertext& ta = get(a);
+        const Ciphertext& tb = get(b);
+        const Ciphertext& td = get(a - b);
+        const double product_scale = ta.scale * (tb.level() == ta.level() ? tb.scale : ta.scale);
+        const Ciphertext two_ta = ev.mul_int(ta, 2);
+        const Ciphertext minus_td = ev.linear_combination({&td}, {-product_scale / td.scale}, ta.level(), product_scale);
+        Ciphertext r = ev.mul_sum({{&two_ta, &tb}}, rlk, ev.merged_moddown(), &minus_td);
         return t.emplace(k, std::move(r)).first->second;
     }
 };
