@@ -268,8 +268,8 @@ def test_helr_graph_counts_match_app(log_n, samples, ciphertexts, lanes):
     bootstrapping), captured symbolically. Less one bootstrapping captured alone (the app's parameters, no
     arcsine), the counts are the app's arithmetic (ember.apps.logreg docstring) for 2 iterations: per iteration
     C log2 F + log2(F/Q) + log2 R rotations (45 at HELR's 1024 x 256, N = 2^16), one rotate_many of Q - 1
-    (3), 4C + Q ciphertext products, C + 1 conjugations; one conjugation more to unpack; one mod_raise (the
-    bootstrapping). 256 features at N = 2^13 (R = 16 rows) keep the small cases' C and Q; HELR's own shape at
+    (3), 2C ciphertext products and C + 1 sums of products (mul_sum: S^2 + 3 conj(S)^2 per ciphertext, the Q
+    lanes' products), C + 1 conjugations; one conjugation more to unpack; one mod_raise (the bootstrapping). 256 features at N = 2^13 (R = 16 rows) keep the small cases' C and Q; HELR's own shape at
     N = 2^16 (5 s of capture) is the slow case."""
     from ember.apps import graphs
     from ember.apps.logreg import LEVELS_PER_ITERATION, Packing
@@ -289,6 +289,7 @@ def test_helr_graph_counts_match_app(log_n, samples, ciphertexts, lanes):
     hoisted = [len(n.outputs) for n in g.nodes if n.op == "rotate_many"]
     assert hoisted == [e["hoisted_per_iteration"]] * it
     assert d["mul"] == it * e["products_per_iteration"]
+    assert d["mul_sum"] == it * e["product_sums_per_iteration"]
     assert d["conjugate"] == it * e["conjugations_per_iteration"] + e["unpack_conjugations"]
     assert len(g.outputs) == 1
 

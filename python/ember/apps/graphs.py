@@ -205,14 +205,17 @@ class _Stop(Exception):
 def helr_expected(packing, momentum: bool = True) -> dict:
     """The app's own arithmetic for one cycle of train_encrypted at these levels: the plain iterations and the one
     that packs (v + i w) / B and bootstraps it (ember.apps.logreg's docstring: C log2 F + log2(F / Q) + log2 R
-    rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the product Z_c v, S^2, conj(S)^2 and
-    the cubic's product, per lane one product; C + 1 conjugations per iteration and one more to unpack)."""
+    rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the product Z_c v, the sum
+    S^2 + 3 conj(S)^2 as one mul_sum and the cubic's product, and the Q lanes' products as one mul_sum: 2C products
+    and C + 1 product sums, 3C + 1 relinearizations where separate products took 4C + Q; C + 1 conjugations per
+    iteration and one more to unpack)."""
     from .logreg import LEVELS_PER_ITERATION
     F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
     log2 = lambda x: x.bit_length() - 1  # noqa: E731
     per_rot = C * log2(F) + log2(F // Q) + log2(R)
     return dict(rotations_per_iteration=per_rot, hoisted_per_iteration=Q - 1,
-                rotate_many_per_iteration=int(Q > 1), products_per_iteration=4 * C + Q,
+                rotate_many_per_iteration=int(Q > 1), products_per_iteration=2 * C,
+                product_sums_per_iteration=C + 1,
                 conjugations_per_iteration=C + 1, unpack_conjugations=1, bootstraps=1,
                 levels_per_iteration=LEVELS_PER_ITERATION)
 

@@ -255,20 +255,20 @@ def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, co
     F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
     col = [1 << k for k in range(F.bit_length() - 1)]
     rows = [F << k for k in range(R.bit_length() - 1)]
+    ctx = v.context
     T = None
     for c, z in enumerate(Zc[:C]):
         mk = packing.column_mask(c) * (kappa / 2.0)  # / 2: the real part is taken as P + conj(P)
         s = _rotsum(z * v, col)                      # pair r's inner product in slot (r, c)
         sb = s.conjugate()
-        cubic = (s * (mk * (g3 / 4.0))) * (s * s + 3 * (sb * sb))
+        # s^2 + 3 sb^2 with one relinearization and one rescale (the integer 3 is exact and takes no level)
+        cubic = (s * (mk * (g3 / 4.0))) * ctx.multiply_sum([(s, s), (sb * 3, sb)])
         gc = cubic + sb * (mk * g1) + mk * (g0 * (1 - 1j))
         T = gc if T is None else T + gc               # lane c: column c
     T = _rotsum(T, [-(Q << k) for k in range((F // Q).bit_length() - 1)])   # column j: lane j mod Q
     lanes = [T] + (T.rotate_many(range(1, Q)) if Q > 1 else [])
-    total = None
-    for k, u in enumerate(lanes):
-        p = u * Zc[C + k]
-        total = p if total is None else total + p
+    # sum_k lane_k * Z'_k: the products' tensors summed, one relinearization and one rescale for all Q of them
+    total = ctx.multiply_sum(zip(lanes, Zc[C:C + Q]))
     total = _rotsum(total, rows)
     return total + total.conjugate()
 
