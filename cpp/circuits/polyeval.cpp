@@ -170,11 +170,8 @@ Ciphertext recurse(ChebBasis& B, const std::vector<double>& c, std::size_t baby_
     bool zero = true;
     for (double x : rest) zero = zero && negligible(x);
     std::optional<Ciphertext> r;
-    if (!zero) {
-        r = baby_unrescaled(B, rest, level, scale);
-        // the products' scale: scale(q_i) * scale(T_G_i) = scale * q_{level+1}, as the remainder's by construction
-        r->scale = qs[0].scale * tgs[0].scale;
-    }
+    // on the products' scale by construction: scale(q_i) * scale(T_G_i) = scale * q_{level+1} (mul_sum checks it)
+    if (!zero) r = baby_unrescaled(B, rest, level, scale);
     Ciphertext prod = ev.mul_sum(terms, B.rlk, ev.merged_moddown(), r ? &*r : nullptr);
     prod.scale = scale;
     return prod;

@@ -234,6 +234,23 @@ Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
     poly_mul(t.d2, a.c1, b.c1);
     return t;
 }
+
+// MAD's ModDown merge: the key switch of d2 stays in the raised basis, P (d0, d1) is added there, and one
+// division by P q_level brings all of it down and rescales (mul and mul_sum).
+Ciphertext relinearize_rescale_merged(const Context& ctx, const Tensor& t, double scale, std::size_t level, std::size_t slots,
+                                      const SwitchingKey& rlk) {
+    auto digits = mod_up_digits(t.d2, ctx.partition());
+    Poly u, v;
+    ksk_inner_product(digits, rlk, u, v);
+    add_p_mod_up(u, t.d0);
+    add_p_mod_up(v, t.d1);
+    Ciphertext out;
+    out.c0 = rescale_poly(u);
+    out.c1 = rescale_poly(v);
+    out.scale = scale / static_cast<double>(ctx.params().q_primes[level]);
+    out.slots = slots;
+    return out;
+}
 }  // namespace
 
 Ciphertext Evaluator::multiply_relin(const Ciphertext& a0, const Ciphertext& b0, const SwitchingKey& rlk) const {
@@ -258,18 +275,7 @@ Ciphertext Evaluator::mul(const Ciphertext& a0, const Ciphertext& b0, const Swit
     const std::uint64_t key_id = same_key_set("mul", a0, b0);
     check_key(*ctx_, "mul", a0, rlk, "relinearization key");
     if (!merged) return rec.out(rescale(multiply_relin(a, b, rlk)));
-    // MAD's ModDown merge: add P * (d0, d1) into the raised basis and divide once by P q_l.
-    Tensor t = tensor(a, b);
-    auto digits = mod_up_digits(t.d2, ctx_->partition());
-    Poly u, v;
-    ksk_inner_product(digits, rlk, u, v);
-    add_p_mod_up(u, t.d0);
-    add_p_mod_up(v, t.d1);
-    Ciphertext out;
-    out.c0 = rescale_poly(u);
-    out.c1 = rescale_poly(v);
-    out.scale = a.scale * b.scale / static_cast<double>(ctx_->params().q_primes[a.level()]);
-    out.slots = a.slots;
+    Ciphertext out = relinearize_rescale_merged(*ctx_, tensor(a, b), a.scale * b.scale, a.level(), a.slots, rlk);
     out.key_id = key_id;
     return rec.out(std::move(out));
 }
@@ -315,7 +321,6 @@ Ciphertext Evaluator::mul_sum(const std::vector<std::pair<const Ciphertext*, con
         poly_mul_add(t.d1, a.c1, b.c0);
         poly_mul_add(t.d2, a.c1, b.c1);
     }
-    if (key_id) check_key(*ctx_, "mul_sum", *terms[0].first, rlk, "relinearization key");
     if (addend) {
         check_ct(*ctx_, "mul_sum", *addend);
         if (addend->key_id && key_id && addend->key_id != key_id)
@@ -329,20 +334,11 @@ Ciphertext Evaluator::mul_sum(const std::vector<std::pair<const Ciphertext*, con
         poly_add(t.d0, t.d0, addend->c0);
         poly_add(t.d1, t.d1, addend->c1);
     }
-    Ciphertext out;
-    if (!merged) {
-        out = rescale(relinearize(t.d0, t.d1, t.d2, scale, slots, rlk));
-    } else {
-        auto digits = mod_up_digits(t.d2, ctx_->partition());
-        Poly u, v;
-        ksk_inner_product(digits, rlk, u, v);
-        add_p_mod_up(u, t.d0);
-        add_p_mod_up(v, t.d1);
-        out.c0 = rescale_poly(u);
-        out.c1 = rescale_poly(v);
-        out.scale = scale / static_cast<double>(ctx_->params().q_primes[level]);
-        out.slots = slots;
-    }
+    // the key set of any operand (a product's or the addend's) against the relinearization key's
+    if (key_id && rlk.key_id && key_id != rlk.key_id)
+        cannot("mul_sum", "the relinearization key belongs to another key set than the ciphertexts (made by another keygen)");
+    Ciphertext out = merged ? relinearize_rescale_merged(*ctx_, t, scale, level, slots, rlk)
+                            : rescale(relinearize(t.d0, t.d1, t.d2, scale, slots, rlk));
     out.key_id = key_id;
     return rec.out(std::move(out));
 }

@@ -66,6 +66,12 @@ def test_second_keygen_does_not_change_older_ciphertexts():
         ct * ct2
     with pytest.raises(ValueError, match="different key sets"):
         ct + ct2
+    # a sum of products: an addend of the other key set is refused, whichever key set the products are in
+    raw2 = A.multiply(ct2, ct2, rescale=False)
+    with pytest.raises(ValueError, match="addend was encrypted under another key set"):
+        A.multiply_sum([(ct, ct)], addend=raw2)
+    raw = A.multiply(ct, ct, rescale=False)
+    assert max_err(A.decrypt(A.multiply_sum([(ct, ct)], addend=raw), k1.secret), 2 * x * x) < 6 * tol(A)
 
 
 # --- p.log_n = 12 on CkksParams(log_n=13): silently ignored ----------------------------------------------------------
@@ -121,6 +127,8 @@ def test_operands_of_another_context_are_named(two):
         A.encrypt(vec(A, 6), kb.public)
     with pytest.raises(ValueError, match="ciphertext belongs to another context: log_n 13 vs 12"):
         A.multiply(ct_a, ct_b)
+    with pytest.raises(ValueError, match="ciphertext belongs to another context: log_n 13 vs 12"):
+        A.multiply_sum([(ct_a, ct_a)], addend=B.multiply(ct_b, ct_b, rescale=False))
     with pytest.raises(ValueError, match="another context"):
         ct_a + ct_b
     with pytest.raises(ValueError, match="plaintext belongs to another context"):
