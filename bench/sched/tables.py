@@ -4,8 +4,9 @@ and the scheduling-speed figures.
     build/venv/bin/python bench/sched/tables.py [--log-n 16] [--host-costs bench/sched/cpu_n16_2t.json] [--out DIR]
 
 Graphs (captured symbolically: no keys, no arithmetic): one N = 2^16 bootstrapping, one HELR iteration with its
-bootstrapping, the same two with their hoisted baby-step sets split (ember.graph.split_hoisted), and
-LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
+bootstrapping, the same two with their hoisted baby-step sets split (ember.graph.split_hoisted), the same two
+data-parallel over the RNS limbs (ember.sched.limbs: one limb share per accelerator; a 1-device row keeps the best
+of 1, 2 and 4 shares), and LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
 machine's measured cost table (`ember profile`, 2 threads) when --host-costs is given, else by the simulator's CPU
 model; FPGAs (U280) and GPUs (H100) are MODELLED by the simulator -- no such device was run. Prints JSON lines and
 writes tables.md (markdown) and tables.json to --out.
@@ -24,11 +25,23 @@ from ember.graph import Graph, split_hoisted
 from ember.sched import bounds
 from ember.sched import costs as C
 from ember.sched import programs
+from ember.sched.limbs import limb_split
 from ember.sched.plan import default_costs, schedule_graph
 from ember.sched.platform import paper
 
 SPLIT_PARTS = 8  # the largest baby-step set of the bootstrapping's linear transforms: one rotation per part
 TABLE2 = [(1, 0), (2, 0), (4, 0), (0, 1), (0, 2), (0, 4), (1, 3), (2, 2), (3, 1)]
+LIMBS = {"Bootstrapping (limbs)": "Bootstrapping", "LR (limbs)": "LR"}  # data-parallel over the limbs
+
+
+def solve(name: str, g: Graph, plat, costs, algo: str, parts: int = 1, seed: int = 0):
+    """A schedule of graph g: for the limb variants, of its limb-split problem with `parts` shares."""
+    if name not in LIMBS:
+        return schedule_graph(g, plat, costs, algo, seed=seed)
+    pr = limb_split(g, plat, costs, parts)
+    if algo == "best-dup":
+        return sched.ALGORITHMS["best"](pr, duplicate=True)
+    return sched.ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else sched.ALGORITHMS[algo](pr)
 
 
 def graphs(log_n: int) -> dict[str, Graph]:
@@ -37,6 +50,8 @@ def graphs(log_n: int) -> dict[str, Graph]:
     # the parts cost exactly what the node cost), so that the rotations can run on different devices
     for name in ("Bootstrapping", "LR"):
         out[f"{name} (split)"] = split_hoisted(out[name], parts=SPLIT_PARTS)
+    for name, of in LIMBS.items():
+        out[name] = out[of]
     try:
         import ember.apps as apps  # the applications issue (LoLa CNNs)
         for name, key in (("MNIST", "lola-mnist"), ("Cifar10", "lola-cifar")):
@@ -74,7 +89,7 @@ def run(args) -> dict:
         row = {}
         for algo in ("naive", "heft", "peft", "best", "best-dup"):
             t0 = time.perf_counter()
-            s = schedule_graph(g, plat, costs, algo, seed=args.seed)
+            s = solve(name, g, plat, costs, algo, parts=4, seed=args.seed)
             dt = time.perf_counter() - t0
             s.validate()
             row[algo] = {"makespan_ms": s.makespan * 1e3, "schedule_s": dt, "utilisation": s.utilisation(),
@@ -86,11 +101,18 @@ def run(args) -> dict:
         for f, gp in TABLE2:
             plat = paper(f, gp, host_model=host)
             costs = default_costs(g, plat, base)
-            best = {}
-            for algo in ("heft", "peft", "best"):
-                s = schedule_graph(g, plat, costs, algo)
-                s.validate()
-                best[algo] = s.makespan * 1e3
+            best, parts_used = None, 1
+            # the limb variants: one share per accelerator; one device: the best of 1, 2 and 4 shares
+            for parts in ((1, 2, 4) if f + gp == 1 else (f + gp,)) if name in LIMBS else (1,):
+                trial = {}
+                for algo in ("heft", "peft", "best"):
+                    s_try = solve(name, g, plat, costs, algo, parts)
+                    s_try.validate()
+                    trial[algo] = (s_try.makespan * 1e3, s_try)
+                if best is None or min(v[0] for v in trial.values()) < min(v[0] for v in best.values()):
+                    best, parts_used = trial, parts
+            s = best["best"][1]
+            best = {a: v[0] for a, v in best.items()}
             # lower bounds on ANY schedule (ember.sched.bounds): the critical path at each node's fastest device,
             # the work over the devices' speeds, and the communication-aware segment bound; the old
             # "work / all devices" (the host counted as a whole device) is kept for comparison
@@ -100,8 +122,11 @@ def run(args) -> dict:
                 raise AssertionError(f"{name} {f}F+{gp}G: a schedule beats the lower bound {lb}")
             # with task duplication (copies of producers instead of slow transfers): the single-run segment bound
             # does not hold for it, bound_with_copies (its segment bound without transfer terms) does
-            sd = schedule_graph(g, plat, costs, "best-dup")
-            sd.validate()
+            if name in LIMBS:  # task duplication on the limb-split problems: not run (10 s each, little to copy)
+                sd = s
+            else:
+                sd = schedule_graph(g, plat, costs, "best-dup")
+                sd.validate()
             if sd.makespan < lb["bound_with_copies"] * (1 - 1e-9) or sd.makespan > s.makespan * (1 + 1e-12):
                 raise AssertionError(f"{name} {f}F+{gp}G: best-dup {sd.makespan} against best {s.makespan}, {lb}")
             row2[f"{f}F+{gp}G"] = {**best, "cp_bound_ms": lb["cp"] * 1e3, "work_bound_ms": lb["work"] * 1e3,
@@ -109,7 +134,10 @@ def run(args) -> dict:
                                    "work_over_all_devices_ms": naive_work,
                                    "classic_bound_ms": max(lb["cp"] * 1e3, naive_work), "bound_ms": lb["bound"] * 1e3,
                                    "dup": sd.makespan * 1e3, "dup_copies": sum(len(x) for x in sd.copies.values()),
-                                   "bound_with_copies_ms": lb["bound_with_copies"] * 1e3}
+                                   "bound_with_copies_ms": lb["bound_with_copies"] * 1e3, "limb_parts": parts_used,
+                                   "tasks": len(s.problem.tasks)}
+            if name in LIMBS:
+                row2[f"{f}F+{gp}G"]["dup"] = None
             print(json.dumps({"table": 2, "program": name, "config": f"{f}F+{gp}G", **row2[f"{f}F+{gp}G"]}))
         res["table2"][name] = row2
     # speed: the N = 2^16 bootstrapping graph, and a 100,000-node graph (random DAG, 2 inputs per task)
@@ -161,7 +189,8 @@ def markdown(res: dict) -> str:
     for f, g in TABLE2:
         k = f"{f}F+{g}G"
         cells = [f"{res['table2'][p][k]['dup']:.2f}, {res['table2'][p][k]['dup_copies']} copies "
-                 f"(>= {res['table2'][p][k]['bound_with_copies_ms']:.2f})" for p in progs]
+                 f"(>= {res['table2'][p][k]['bound_with_copies_ms']:.2f})" if res['table2'][p][k]['dup'] is not None
+                 else "-" for p in progs]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     lines += ["", "Scaling (the shortest of HEFT / PEFT / best; in brackets the most any schedule could reach over "
               "this 1-device schedule: its makespan / the lower bound, then the same with the classic bound "
@@ -177,12 +206,19 @@ def markdown(res: dict) -> str:
             lines.append(f"- {p}, {kind}: 1 -> 2: {r2:.2f}x (<= {b1 / t[two]['bound_ms']:.2f}x; classic "
                          f"{b1 / t[two]['classic_bound_ms']:.2f}x), 1 -> 4: {r4:.2f}x (<= {b1 / t[four]['bound_ms']:.2f}x; "
                          f"classic {b1 / t[four]['classic_bound_ms']:.2f}x)")
+            if t[one]["dup"] is None:
+                continue
             # with duplication allowed (on 1 device there is nothing to copy: the same 1-device schedules)
             d1 = min(b1, t[one]["dup"])
             dups.append(f"- {p}, {kind}: 1 -> 2: {d1 / t[two]['dup']:.2f}x (<= {d1 / t[two]['bound_with_copies_ms']:.2f}x), "
                         f"1 -> 4: {d1 / t[four]['dup']:.2f}x (<= {d1 / t[four]['bound_with_copies_ms']:.2f}x)")
     lines += ["", "Scaling with task duplication (best-dup; in brackets the most the bound for schedules with copies "
               "allows):", ""] + dups
+    lim = [p for p in progs if p in LIMBS]
+    if lim:
+        lines += ["", "Limb variants (ember.sched.limbs): shares per configuration and tasks, " + "; ".join(
+            f"{p}: " + ", ".join(f"{k} {v['limb_parts']} ({v['tasks']} tasks)" for k, v in res["table2"][p].items())
+            for p in lim) + "; Table 1 with 4 shares. Task duplication not run on them (Table 2b: -)."]
     lines += ["", "Speed: " + json.dumps(res["speed"]), ""] + ["Note: " + n for n in res["notes"]]
     return "\n".join(lines) + "\n"
 

@@ -174,6 +174,15 @@ def test_cli_graph_and_schedule(tmp_path):
     assert dup["makespan_s"] <= split["schedules"]["best"]["makespan_s"] * (1 + 1e-12)
     assert dup["duplicated_tasks"] >= 0 and (tmp_path / "dup.png").exists()
     assert dup["makespan_s"] >= json.loads(r.stdout)["lower_bound"]["bound_with_copies_s"] * (1 - 1e-9)
+    # data-parallel over the limbs (ember.sched.limbs): the shares' tasks, a valid schedule above its bound
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(out), "--platform", "paper:2,0", "--algo", "heft",
+                        "--limb-parts", "2", "--png", str(tmp_path / "limbs.png")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lim = json.loads(r.stdout)
+    assert lim["graph"]["limb_parts"] == 2 and lim["graph"]["tasks"] > 2 * summ["nodes"]
+    assert lim["schedules"]["heft"]["makespan_s"] >= lim["lower_bound"]["bound_s"] * (1 - 1e-9)
+    assert (tmp_path / "limbs.png").exists()
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = subprocess.run([sys.executable, "-m", "ember", "schedule", str(bad)], capture_output=True, text=True, timeout=120)

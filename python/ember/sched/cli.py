@@ -96,8 +96,21 @@ def _schedule(args) -> int:
            "schedules": {}}
     rows = []
     base = None
+    ops = {n.id: n.op for n in graph.nodes}
+    limb_problem = None
+    if args.limb_parts:
+        from .algorithms import ALGORITHMS
+        from .limbs import limb_split
+        limb_problem = limb_split(graph, platform, costs, args.limb_parts)
+        out["graph"]["limb_parts"], out["graph"]["tasks"] = args.limb_parts, len(limb_problem.tasks)
+        ops = {t: ops[t[0]] for t in limb_problem.tasks} if args.limb_parts > 1 else ops
     for a in algos:
-        s = schedule_graph(graph, platform, costs, a, seed=args.seed)
+        if limb_problem is None:
+            s = schedule_graph(graph, platform, costs, a, seed=args.seed)
+        elif a == "best-dup":
+            s = ALGORITHMS["best"](limb_problem, duplicate=True)
+        else:
+            s = ALGORITHMS[a](limb_problem, seed=args.seed) if a == "naive" else ALGORITHMS[a](limb_problem)
         s.validate()
         summ = s.summary()
         out["schedules"][a] = summ if not args.tasks else s.to_dict()
@@ -107,7 +120,7 @@ def _schedule(args) -> int:
         if args.png:
             from .draw import gantt
             path = args.png if len(algos) == 1 else args.png.replace(".png", f"-{a}.png")
-            gantt(s, path, title=f"{a} on {platform.name}", ops={n.id: n.op for n in graph.nodes})
+            gantt(s, path, title=f"{a} on {platform.name}", ops=ops)
     modelled = [d.name for d in platform.devices if costs.source(d.model) == "modelled"]
     from .bounds import lower_bound
     lb = lower_bound(s.problem)  # any schedule of this graph on this platform takes at least this long
@@ -198,6 +211,9 @@ def add_parser(sub) -> None:
     s.add_argument("--split-hoisted", type=int, default=0, metavar="PARTS",
                    help="split each hoisted baby-step set into its ModUp and PARTS rotation nodes "
                         "(ember.graph.split_hoisted; the parts cost what the node cost) before scheduling")
+    s.add_argument("--limb-parts", type=int, default=0, metavar="K",
+                   help="data-parallel over the RNS limbs: every operation split into K limb shares with explicit "
+                        "ModUp / ModDown exchanges (ember.sched.limbs; the shares cost what the node cost)")
     s.add_argument("--seed", type=int, default=0, help="naive: random seed")
     s.add_argument("--png", help="draw the Gantt chart(s)")
     s.add_argument("--tasks", action="store_true", help="include every task's device, start and finish")

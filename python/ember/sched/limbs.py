@@ -1,0 +1,253 @@
+"""Data-parallel scheduling over the RNS limbs: every operation of a graph split into K parts, part j working on
+the limbs i with i = j (mod K), as multi-GPU CKKS implementations partition a ciphertext's residues.
+
+Most CKKS kernels work limb by limb (additions, products by plaintexts and constants, NTTs, automorphisms, the
+key-switching inner products), so a part needs only its own limbs of its inputs: its edges come from the same
+part of the producer, carrying that part's share of the value's bytes. Two steps mix limbs and become explicit
+exchanges between the parts:
+
+  ModUp       (key switching: key_switch, rotate, conjugate, rotate_many, mul, mul_sum, rotate_many_raised,
+              mod_up_digits): each part turns its limbs of the polynomial being decomposed (c1, or the product's
+              d2) to coefficient form and sends them to every other part, which extends all digits onto its own
+              limbs of Q_l U P (NewLimb), takes its NTTs and its share of the inner products;
+  dropping    (ModDown, rescale, their merged form, mul_const, adjust_to, and the tail of a key switch that
+              returns to Q): the owners of the dropped limbs (the special primes, the top prime) send them in
+              coefficient form to every part, which converts them onto its kept limbs.
+
+So an operation with exchanges becomes up to three tasks per part, `pre` -> `main` -> `post`, the exchanges
+being the edges pre(i) -> main(j) and main(i) -> post(j) for i != j (bytes: the sender's limbs, N words each).
+ModRaise (level 0 to the top) sends the one limb to every part; the level-0 BV key switch stays one task.
+
+Costs: a part's share of a stage is the node's cost on that device (the cost table, as for the unsplit graph)
+times the stage's fraction times the part's share of the limbs (its limb count over the level's); the stages'
+fractions come from the simulator's kernel model of the operation on the device's profile (pre: the tensor
+product where there is one and the iNTT of the decomposed polynomial, or the iNTT of the dropped limbs; post:
+the conversion of the dropped limbs onto the kept ones, their NTT and the subtraction; main: the rest), the
+built-in profile of a modelled device, this CPU's calibration for a CPU table (else the H100 profile's). Hence
+the parts of a node sum exactly to the node on every device, and with K = 1 the problem is ember.sched.plan's.
+
+What the model leaves out (as the rest of ember.sched): links do not contend, so the all-to-all exchanges of K
+parts are as cheap as K - 1 independent transfers; each part is assumed to hold its share of the keys and
+plaintexts (no transfer is charged for them); the limb shares are equal up to one limb.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from .plan import problem_of
+from .problem import Problem
+
+WORD = 8
+LOCAL = {"add", "sub", "negate", "add_plain", "sub_plain", "add_const", "mul_plain", "mul_plain_sum", "mul_int",
+         "mul_round", "linear_combination", "drop_to_level", "rotate_raised_digits"}
+KEY_SWITCH_Q = {"key_switch", "rotate", "conjugate", "automorphism", "rotate_many", "mul", "multiply_relin",
+                "mul_sum"}
+KEY_SWITCH_RAISED = {"rotate_many_raised", "mod_up_digits"}
+PRODUCTS = {"mul", "multiply_relin", "mul_sum"}
+RESCALING = {"rescale", "mul_const", "adjust_to"}  # drop the top prime
+DROPPING = {"mod_down", "mod_down_rescale"} | RESCALING
+SINGLE = {"key_switch_digits"}  # the BV switch at level 0: one limb, one task
+KNOWN = LOCAL | KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING | SINGLE | {"mod_raise"}
+
+
+def share(j: int, limbs: int, parts: int) -> int:
+    """How many of `limbs` limbs (indices 0..limbs-1) part j owns: those i with i = j (mod parts)."""
+    return len(range(j, limbs, parts))
+
+
+def _profile(model: str):
+    from ..sim import devices as simdev
+    if model in simdev.BUILTIN:
+        return simdev.BUILTIN[model]
+    if model.startswith("cpu"):
+        from .costs import _cpu_profile_path
+        path = _cpu_profile_path()
+        if path:
+            return simdev.load("cpu", path)
+    return simdev.BUILTIN["h100"]
+
+
+@lru_cache(maxsize=None)
+def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs: int, products: int,
+                    merged: bool) -> tuple[float, float]:
+    """(pre, post) fractions of the operation's modelled time on the device model's profile (main = the rest)."""
+    from ..sim.graph_model import op_model
+    from ..sim.kernels import EmberModel, Ring
+    from ..sim.timing import predict
+    ring = Ring(*ring_shape)
+    prof = _profile(model)
+    cache = int(prof.cache_mb * 2 ** 20 // (ring.n * WORD))
+    q = level + 1
+
+    def seconds(m) -> float:
+        m.finish()
+        return predict(m.cost, prof, m.counts, ring.log_n)["time_ms"] / 1e3
+
+    products = products if op == "mul_sum" else 1
+    arity = 2 * products if op in PRODUCTS else 1
+    arg = {"adjust_to": level - 1, "mod_raise": ring.q_count - 1}.get(op, level)
+    total = seconds(op_model(ring, op, [level] * arity, level, {"level": arg}, outputs, cache_limbs=cache))
+    if total <= 0:
+        return 0.0, 0.0
+    pre, post = EmberModel(ring, cache_limbs=cache), EmberModel(ring, cache_limbs=cache)
+    if op == "mod_raise":  # the one limb of c0 and c1 to coefficient form; the rest is main
+        d = pre.tmp(1)
+        for _ in range(2):
+            pre.ntt(d, [0], inverse=True)
+        drop, tails = 0, 0
+    elif op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
+        if op in PRODUCTS:
+            for _ in range(products):
+                pre._tensor(pre.ciphertext(q, "a"), pre.ciphertext(q, "b"))
+        pre.ntt(pre.tmp(q), range(q), inverse=True, src=pre.ciphertext(q).c1)
+        drop = ring.k + (1 if op in PRODUCTS and merged else 0)
+        tails = 0 if op in KEY_SWITCH_RAISED else 2 * (outputs if op == "rotate_many" else 1)
+    else:  # dropping: the iNTT of the dropped limbs, then their conversion onto the kept ones
+        drop = 1 if op in RESCALING else ring.k + (1 if op == "mod_down_rescale" else 0)
+        d = pre.tmp(drop)
+        for _ in range(2):
+            pre.ntt(d, range(drop), inverse=True)
+        tails = 2
+    kept = q - (1 if drop > ring.k or op in RESCALING else 0)
+    src = post.tmp(max(1, drop))
+    for _ in range(tails):
+        out = post.tmp(kept)
+        post.base_convert(src, range(drop), out, range(kept), centered=True)
+        post.ntt(out, range(kept), inverse=False)
+        post.sub_mul_const(out, post.tmp(kept + drop), kept)
+    f_pre, f_post = seconds(pre) / total, seconds(post) / total if tails else 0.0
+    if f_pre + f_post > 0.95:  # the sub-models are rooflines of their own: never let them eat the whole node
+        s = 0.95 / (f_pre + f_post)
+        f_pre, f_post = f_pre * s, f_post * s
+    return f_pre, f_post
+
+
+def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
+    """The scheduling problem of `graph` with every operation split over `parts` limb shares (module docstring).
+    Tasks are (node id, part, stage) tuples; a node at a level with fewer limbs than parts has one part per limb."""
+    if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
+        raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
+    base = problem_of(graph, platform, costs, overhead)
+    if parts == 1:
+        return base
+    p = graph.meta.get("params") or {}
+    missing = [k for k in ("log_n", "levels", "special_primes", "dnum") if k not in p]
+    if missing:
+        raise ValueError(f"limb_split needs graph.meta['params'] with {', '.join(missing)} (capture it with "
+                         "ember.graph(ctx))")
+    ring_shape = (int(p["log_n"]), int(p["levels"]) + 1, int(p["special_primes"]), int(p["dnum"]))
+    n_ring, k = 1 << ring_shape[0], ring_shape[2]
+    limb = n_ring * WORD
+    models = [d.model for d in platform.devices]
+    nodes = {nd.id: nd for nd in graph.nodes}
+    for nd in graph.nodes:
+        if nd.op not in KNOWN:
+            raise ValueError(f"limb_split: no exchange model for operation {nd.op!r} (node {nd.id}); known: "
+                             f"{', '.join(sorted(KNOWN))}")
+
+    def limbs_of(nd) -> int:  # the limbs its parts work on
+        return int(nd.params.get("level", nd.level)) + 1 if nd.op == "mod_raise" else nd.level + 1
+
+    def nparts(nd) -> int:
+        return 1 if nd.op in SINGLE else min(parts, limbs_of(nd))
+
+    alpha = -(-ring_shape[1] // ring_shape[3])
+    digit_ranges = [(ring_shape[1] - min(ring_shape[1], (d + 1) * alpha), ring_shape[1] - min(ring_shape[1], d * alpha))
+                    for d in range(ring_shape[3])]
+    cost: dict = {}
+    edges: dict = {}
+    exits: dict = {}  # node id -> {part: its last task}
+
+    def edge(u, v, nbytes):
+        edges[(u, v)] = edges.get((u, v), 0.0) + nbytes
+
+    for nd in graph.nodes:
+        i = base.index[nd.id]
+        kp, q = nparts(nd), limbs_of(nd)
+        w = base.w[i]
+        split = nd.op in KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING or nd.op == "mod_raise"
+        fr = [stage_fractions(ring_shape, m, nd.op, nd.level, max(1, len(nd.outputs)), max(1, len(nd.inputs) // 2),
+                              bool(nd.params.get("merged", 1))) if split else (0.0, 0.0) for m in models]
+        f_pre, f_post = [x[0] for x in fr], [x[1] for x in fr]
+
+        def task(key, mult_of_device):  # cost row: the node's cost on each device times the stage's multiplier
+            cost[key] = [x if math.isinf(x) else x * mult_of_device(d) for d, x in enumerate(w)]
+            return key
+
+        entries: dict = {}  # part -> [(task, fraction of the part's input bytes)]
+        exits[nd.id] = {}
+        outs = max(1, len(nd.outputs)) if nd.op == "rotate_many" else 1
+        # the limbs each part drops at the end (ModDown: the special primes q..q+k-1 of Q_l U P; the top prime)
+        drops = [0] * kp
+        for a in range(kp):
+            if nd.op in KEY_SWITCH_Q or nd.op in ("mod_down", "mod_down_rescale"):
+                drops[a] += sum(1 for t in range(q, q + k) if t % kp == a)
+            if nd.op in RESCALING or nd.op == "mod_down_rescale" or (nd.op in PRODUCTS and nd.params.get("merged", 1)):
+                drops[a] += 1 if (q - 1) % kp == a else 0
+        if nd.op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
+            digits = [(f, min(e, q)) for f, e in digit_ranges if f < min(e, q)]
+            nd_ = len(digits)
+            own = [[sum(1 for t in range(f, e) if t % kp == j) for f, e in digits] for j in range(kp)]
+            for j in range(kp):
+                sh = share(j, q, kp) / q
+                pres = {d: task((nd.id, j, f"pre{d}"), lambda dv, d=d: f_pre[dv] * own[j][d] / q)
+                        for d in range(nd_) if own[j][d]}
+                mains = [task((nd.id, j, f"main{d}"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * sh / nd_)
+                         for d in range(nd_)]
+                for x, y in zip(mains, mains[1:]):  # the inner products accumulate digit by digit
+                    edge(x, y, 2 * share(j, q + k, kp) * limb)
+                entries[j] = [(t, own[j][d] / max(1, share(j, q, kp))) for d, t in pres.items()] + [(mains[0], 1.0)]
+                last = mains[-1]
+                if nd.op in KEY_SWITCH_Q:
+                    post = task((nd.id, j, "post"), lambda dv: f_post[dv] * sh)
+                    edge(last, post, 2 * outs * share(j, q + k, kp) * limb)
+                    last = post
+                exits[nd.id][j] = last
+            # ModUp's exchange, digit by digit: each part's limbs of the digit, in coefficient form, to every part
+            for a in range(kp):
+                for d in range(nd_):
+                    if own[a][d]:
+                        for b in range(kp):
+                            edge((nd.id, a, f"pre{d}"), (nd.id, b, f"main{d}"), own[a][d] * limb)
+            if nd.op in KEY_SWITCH_Q:  # ModDown's: the dropped limbs
+                for a in range(kp):
+                    for b in range(kp):
+                        if a != b and drops[a]:
+                            edge((nd.id, a, f"main{nd_ - 1}"), (nd.id, b, "post"), 2 * outs * drops[a] * limb)
+        elif nd.op in DROPPING:
+            for j in range(kp):
+                sh = share(j, q, kp) / q
+                pre = task((nd.id, j, "pre"), lambda dv: f_pre[dv] * sh)
+                post = task((nd.id, j, "post"), lambda dv: (1 - f_pre[dv]) * sh)
+                edge(pre, post, 2 * share(j, q, kp) * limb)
+                entries[j], exits[nd.id][j] = [(pre, 1.0)], post
+            for a in range(kp):
+                for b in range(kp):
+                    if a != b and drops[a]:
+                        edge((nd.id, a, "pre"), (nd.id, b, "post"), 2 * drops[a] * limb)
+        elif nd.op == "mod_raise":  # the one limb (part 0) to coefficient form, then to every part
+            pre = task((nd.id, 0, "pre"), lambda dv: f_pre[dv])
+            entries[0] = [(pre, 1.0)]
+            for j in range(kp):
+                sh = share(j, q, kp) / q
+                exits[nd.id][j] = task((nd.id, j, "main"), lambda dv: (1 - f_pre[dv]) * sh)
+                edge(pre, exits[nd.id][j], 2 * limb)
+        else:
+            for j in range(kp):
+                sh = share(j, q, kp) / q
+                t = task((nd.id, j, "main"), lambda dv: sh)
+                entries[j], exits[nd.id][j] = [(t, 1.0)], t
+        # data edges from the producers: part j of the producer to part j here (limb t belongs to part t mod K;
+        # a level with fewer limbs than K parts has part t = limb t, so the index matches across levels); a
+        # single-task node, or a part with no match, reads every part of the producer
+        for u, b in base.pred[i]:
+            un = nodes[base.tasks[u]]
+            ukp, vq = nparts(un), limbs_of(un)
+            for j, ents in entries.items():
+                srcs = [j] if (j < ukp and kp > 1) else list(range(ukp))
+                for a in srcs:
+                    nbytes = b * share(a, vq, ukp) / vq
+                    for t, frac in ents:
+                        edge(exits[un.id][a], t, nbytes * frac)
+    return Problem(cost, edges, platform.bandwidth, platform.latency, platform.names)

@@ -1,0 +1,115 @@
+"""ember.sched.limbs: a graph's operations split over K limb shares. The parts of every node sum exactly to the
+node on every device; K = 1 is the unsplit problem; the exchanges carry the sender's limbs (ModUp digit by digit,
+ModDown's dropped limbs); the split problems schedule validly; misuse is refused."""
+import math
+
+import pytest
+
+from ember.graph import split_hoisted
+from ember.sched import ALGORITHMS, programs
+from ember.sched.bounds import lower_bound
+from ember.sched.limbs import limb_split, share, stage_fractions
+from ember.sched.plan import default_costs, problem_of
+from ember.sched.platform import paper
+
+
+@pytest.fixture(scope="module")
+def boot():
+    return programs.boot_graph(log_n=12, levels=2, insecure=True)
+
+
+def _setup(g, f=2, gp=0):
+    plat = paper(f, gp)
+    return plat, default_costs(g, plat)
+
+
+@pytest.mark.parametrize("parts", [2, 3, 4])
+def test_parts_sum_to_the_node_on_every_device(boot, parts):
+    plat, costs = _setup(boot, 2, 1)
+    base = problem_of(boot, plat, costs)
+    pr = limb_split(boot, plat, costs, parts)
+    sums = {}
+    for key, row in zip(pr.tasks, pr.w):
+        acc = sums.setdefault(key[0], [0.0] * len(row))
+        for d, x in enumerate(row):
+            acc[d] += x
+    assert set(sums) == set(base.tasks)
+    for t, row in zip(base.tasks, base.w):
+        for d, x in enumerate(row):
+            assert sums[t][d] == pytest.approx(x, rel=1e-9, abs=1e-15), (t, d)
+
+
+def test_one_part_is_the_unsplit_problem(boot):
+    plat, costs = _setup(boot)
+    a, b = problem_of(boot, plat, costs), limb_split(boot, plat, costs, 1)
+    assert a.tasks == b.tasks and a.w == b.w and a.succ == b.succ
+
+
+def test_share_is_round_robin():
+    assert [share(j, 7, 3) for j in range(3)] == [3, 2, 2]
+    assert sum(share(j, 27, 4) for j in range(4)) == 27
+
+
+def test_exchanges_carry_the_senders_limbs(boot):
+    """A rotation at the top level: every part's main stage of a digit reads that digit's limbs from every part
+    that owns some (N words per limb), and its post stage the others' special primes."""
+    plat, costs = _setup(boot)
+    parts = 2
+    pr = limb_split(boot, plat, costs, parts)
+    p = boot.meta["params"]
+    n, k = 1 << p["log_n"], p["special_primes"]
+    ks = next(nd for nd in boot.nodes if nd.op == "key_switch")
+    q = ks.level + 1
+    succ = {pr.tasks[u]: {pr.tasks[v]: bb for v, bb in pr.succ[u]} for u in range(len(pr.tasks))}
+    mains = sorted(t[2] for t in pr.tasks if t[0] == ks.id and t[1] == 0 and t[2].startswith("main"))
+    assert mains, "the key switch has a main stage per digit"
+    checked = 0
+    for a in range(parts):
+        for t in pr.tasks:
+            if t[0] == ks.id and t[1] == a and t[2].startswith("pre"):
+                d = t[2][3:]
+                for b in range(parts):
+                    nbytes = succ[t][(ks.id, b, f"main{d}")]
+                    assert nbytes > 0 and nbytes % (n * 8) == 0  # whole limbs of N words
+                    checked += 1
+        dropped = sum(1 for i in range(q, q + k) if i % parts == a)
+        other = 1 - a
+        last = (ks.id, a, mains[-1])
+        assert succ[last][(ks.id, other, "post")] == pytest.approx(2 * dropped * n * 8)
+    assert checked >= 2 * parts
+
+
+@pytest.mark.parametrize("parts,f,gp", [(2, 2, 0), (4, 4, 0), (2, 0, 2)])
+def test_split_problems_schedule_validly_and_respect_the_bound(boot, parts, f, gp):
+    plat, costs = _setup(boot, f, gp)
+    for g in (boot, split_hoisted(boot, parts=2)):
+        pr = limb_split(g, plat, costs, parts)
+        lb = lower_bound(pr)["bound"]
+        for algo in ("heft", "peft", "naive"):
+            s = ALGORITHMS[algo](pr)
+            s.validate()
+            assert s.makespan >= lb * (1 - 1e-9)
+
+
+def test_stage_fractions_are_fractions():
+    for op in ("rotate", "mul", "mul_sum", "rotate_many_raised", "mod_down", "mod_down_rescale", "rescale"):
+        pre, post = stage_fractions((12, 4, 2, 2), "fpga-u280", op, 2, 1, 2, True)
+        assert 0 < pre and 0 <= post and pre + post <= 0.95 + 1e-12, op
+    assert stage_fractions((12, 4, 2, 2), "h100", "rotate_many_raised", 2, 4, 1, True)[1] == 0.0  # raised: no ModDown
+
+
+def test_misuse_is_refused(boot):
+    plat, costs = _setup(boot)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="parts"):
+            limb_split(boot, plat, costs, bad)
+    g = split_hoisted(boot, parts=2)
+    g.meta = dict(g.meta)
+    g.meta["params"] = {}
+    with pytest.raises(ValueError):
+        limb_split(g, plat, default_costs(boot, plat), 2)
+    g2 = programs.boot_graph(log_n=12, levels=2, insecure=True)
+    g2.nodes[0].op = "mystery"
+    with pytest.raises(ValueError, match="mystery"):
+        limb_split(g2, plat, costs, 2)
+    assert math.isfinite(limb_split(boot, plat, costs, 64).w[0][1])  # more parts than limbs: one per limb
