@@ -51,8 +51,9 @@ def test_share_is_round_robin():
 
 
 def test_exchanges_carry_the_senders_limbs(boot):
-    """A rotation at the top level: every part's main stage of a digit reads that digit's limbs from every part
-    that owns some (N words per limb), and its post stage the others' special primes."""
+    """A key switch at the top level: every part sends its limbs of each digit, in coefficient form, to every
+    other part, digit after digit over one link (the edge of digit d carries digits 0..d, N words per limb: the
+    last one all of the part's limbs); its post stage reads the others' special primes from their mainP."""
     plat, costs = _setup(boot)
     parts = 2
     pr = limb_split(boot, plat, costs, parts)
@@ -61,22 +62,24 @@ def test_exchanges_carry_the_senders_limbs(boot):
     ks = next(nd for nd in boot.nodes if nd.op == "key_switch")
     q = ks.level + 1
     succ = {pr.tasks[u]: {pr.tasks[v]: bb for v, bb in pr.succ[u]} for u in range(len(pr.tasks))}
-    mains = sorted(t[2] for t in pr.tasks if t[0] == ks.id and t[1] == 0 and t[2].startswith("main"))
-    assert mains, "the key switch has a main stage per digit"
-    checked = 0
+    digits = sorted(int(t[2][4:]) for t in pr.tasks if t[0] == ks.id and t[1] == 0 and t[2][4:].isdigit())
+    assert len(digits) >= 2 and (ks.id, 0, "mainP") in succ
     for a in range(parts):
-        for t in pr.tasks:
-            if t[0] == ks.id and t[1] == a and t[2].startswith("pre"):
-                d = t[2][3:]
-                for b in range(parts):
-                    nbytes = succ[t][(ks.id, b, f"main{d}")]
-                    assert nbytes > 0 and nbytes % (n * 8) == 0  # whole limbs of N words
-                    checked += 1
-        dropped = sum(1 for i in range(q, q + k) if i % parts == a)
         other = 1 - a
-        last = (ks.id, a, mains[-1])
-        assert succ[last][(ks.id, other, "post")] == pytest.approx(2 * dropped * n * 8)
-    assert checked >= 2 * parts
+        sent = []
+        for d in digits:
+            pre = (ks.id, a, f"pre{d}")
+            if pre not in succ:
+                continue  # no limb of this digit at part a
+            to = "mainP" if d == digits[-1] else f"main{d}"
+            nbytes = succ[pre][(ks.id, other, to)]
+            assert nbytes > 0 and nbytes % (n * 8) == 0
+            assert succ[pre][(ks.id, a, to)] < nbytes or len(sent) == 0  # its own digit is local
+            sent.append(nbytes)
+        assert sent == sorted(sent) and sent[-1] == share(a, q, parts) * n * 8
+        dropped = sum(1 for i in range(q, q + k) if i % parts == a)
+        assert succ[(ks.id, a, "mainP")][(ks.id, other, "post")] == pytest.approx(2 * dropped * n * 8)
+        assert (ks.id, other, "post") not in succ[(ks.id, a, f"main{digits[-1]}")]  # sent after mainP only
 
 
 @pytest.mark.parametrize("parts,f,gp", [(2, 2, 0), (4, 4, 0), (2, 0, 2)])

@@ -14,9 +14,14 @@ exchanges between the parts:
               returns to Q): the owners of the dropped limbs (the special primes, the top prime) send them in
               coefficient form to every part, which converts them onto its kept limbs.
 
-So an operation with exchanges becomes up to three tasks per part, `pre` -> `main` -> `post`, the exchanges
-being the edges pre(i) -> main(j) and main(i) -> post(j) for i != j (bytes: the sender's limbs, N words each).
-ModRaise (level 0 to the top) sends the one limb to every part; the level-0 BV key switch stays one task.
+So a key switch becomes, per part, `pre<d>` (its limbs of digit d to coefficient form, the tensor product first
+for mul / mul_sum) -> `main<d>` (digit d extended onto its limbs, NTT, the inner-product term; digit by digit, so
+the transfer of one digit overlaps the work on the previous one) -> `post` (ModDown); the last digit's work on
+the limbs the part drops comes first, as `mainP`, so that their exchange overlaps the rest of that digit. The
+exchanges are the edges pre<d>(i) -> main<d>(j) (a part sends its digits in order over each link: the edge of
+digit d carries the bytes of digits 0..d) and mainP(i) -> post(j), i != j, N words per limb. A dropping op is
+`pre` -> `post`; ModRaise (level 0 to the top) sends the one limb to every part; the level-0 BV key switch stays
+one task.
 
 Costs: a part's share of a stage is the node's cost on that device (the cost table, as for the unsplit graph)
 times the stage's fraction times the part's share of the limbs (its limb count over the level's); the stages'
@@ -189,12 +194,22 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
             digits = [(f, min(e, q)) for f, e in digit_ranges if f < min(e, q)]
             nd_ = len(digits)
             own = [[sum(1 for t in range(f, e) if t % kp == j) for f, e in digits] for j in range(kp)]
+            pown = [sum(1 for t in range(q, q + k) if t % kp == j) for j in range(kp)]  # its special primes
             for j in range(kp):
                 sh = share(j, q, kp) / q
                 pres = {d: task((nd.id, j, f"pre{d}"), lambda dv, d=d: f_pre[dv] * own[j][d] / q)
                         for d in range(nd_) if own[j][d]}
                 mains = [task((nd.id, j, f"main{d}"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * sh / nd_)
                          for d in range(nd_)]
+                if nd.op in KEY_SWITCH_Q:
+                    # the last digit's work on the limbs ModDown drops (the part's special primes, the top prime
+                    # of a merged rescale) first, as its own task "mainP", so that their exchange overlaps its work
+                    # on the kept limbs; the two split that digit's share by limb counts
+                    qs, ps = share(j, q, kp), pown[j]
+                    mp = task((nd.id, j, "mainP"),
+                              lambda dv: (1 - f_pre[dv] - f_post[dv]) * sh / nd_ * drops[j] / max(1, qs + ps))
+                    cost[mains[-1]] = [x - y for x, y in zip(cost[mains[-1]], cost[mp])]
+                    mains = mains[:-1] + [mp, mains[-1]]
                 for x, y in zip(mains, mains[1:]):  # the inner products accumulate digit by digit
                     edge(x, y, 2 * share(j, q + k, kp) * limb)
                 entries[j] = [(t, own[j][d] / max(1, share(j, q, kp))) for d, t in pres.items()] + [(mains[0], 1.0)]
@@ -204,17 +219,26 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                     edge(last, post, 2 * outs * share(j, q + k, kp) * limb)
                     last = post
                 exits[nd.id][j] = last
-            # ModUp's exchange, digit by digit: each part's limbs of the digit, in coefficient form, to every part
+            # ModUp's exchange, digit by digit: each part's limbs of the digit, in coefficient form, to every part.
+            # A part sends its digits in order over each link, so digit d arrives after the bytes of digits
+            # 0..d: the edge carries them all (the pre tasks are chained in that order)
             for a in range(kp):
+                sent = 0
+                prev = None
                 for d in range(nd_):
                     if own[a][d]:
+                        sent += own[a][d]
+                        if prev is not None:
+                            edge((nd.id, a, f"pre{prev}"), (nd.id, a, f"pre{d}"), 0.0)
+                        prev = d
+                        to = "mainP" if (nd.op in KEY_SWITCH_Q and d == nd_ - 1) else f"main{d}"
                         for b in range(kp):
-                            edge((nd.id, a, f"pre{d}"), (nd.id, b, f"main{d}"), own[a][d] * limb)
-            if nd.op in KEY_SWITCH_Q:  # ModDown's: the dropped limbs
+                            edge((nd.id, a, f"pre{d}"), (nd.id, b, to), (own[a][d] if a == b else sent) * limb)
+            if nd.op in KEY_SWITCH_Q:  # ModDown's: the dropped limbs, from mainP
                 for a in range(kp):
                     for b in range(kp):
                         if a != b and drops[a]:
-                            edge((nd.id, a, f"main{nd_ - 1}"), (nd.id, b, "post"), 2 * outs * drops[a] * limb)
+                            edge((nd.id, a, "mainP"), (nd.id, b, "post"), 2 * outs * drops[a] * limb)
         elif nd.op in DROPPING:
             for j in range(kp):
                 sh = share(j, q, kp) / q
