@@ -88,6 +88,25 @@ def small_program(ctx, keys):
     return z.rotate_many([1, 2])[1] + x
 
 
+def test_profile_times_the_circuits_operations_from_a_live_bootstrapping():
+    """measure_bootstrapping: the raised-basis operations and ModRaise enter the table as measured entries (a line
+    a + b * count for the counted ones), so a split's ModUp has a cost of its own on the CPU."""
+    from ember.sched.costs import CostTable
+    from ember.sched.profile import measure_bootstrapping
+    params = ember.CkksParams.bootstrappable(log_n=12, levels=2, insecure=True)
+    t = CostTable()
+    t.set("cpu-1t", "rotate", 0, 1e-3)  # a table the per-level loop made (one kind is enough here)
+    n = measure_bootstrapping(params, t, threads=1, runs=1, progress=False)
+    ops = t.devices["cpu-1t"]["ops"]
+    assert n >= 4 and {"mod_down", "mod_raise"} <= set(ops)
+    assert "rotate_many_raised@1" in ops and "rotate_many_raised@4" in ops
+    assert "rotate" in ops and set(ops["rotate"]) == {0}  # what the table had is kept
+    lvl = max(ops["rotate_many_raised@1"])
+    one, four = ops["rotate_many_raised@1"][lvl], ops["rotate_many_raised@4"][lvl]
+    assert 0 <= one <= four < 10
+    assert all(0 < x < 10 for x in ops["mod_down"].values())
+
+
 def test_measured_profile_and_profile_guided_update():
     from ember.sched.profile import measure
     params = ember.CkksParams(**PARAMS)

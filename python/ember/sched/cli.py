@@ -166,9 +166,16 @@ def _profile(args) -> int:
     if args.every > 1:
         top = len(params.q_primes) - 1
         levels = sorted(set(range(0, top + 1, args.every)) | {top})
+    if args.with_bootstrapping and not args.bootstrappable:
+        raise ValueError("--with-bootstrapping needs --bootstrappable (parameters that can bootstrap)")
     table = None
     for th in args.threads:
         t = measure(params, threads=th, levels=levels, runs=args.runs, progress=sys.stderr.isatty())
+        if args.with_bootstrapping:
+            from .profile import measure_bootstrapping
+            n = measure_bootstrapping(params, t, threads=th, runs=args.with_bootstrapping,
+                                      progress=sys.stderr.isatty())
+            print(f"cpu-{th}t: {n} entries from the nodes of live bootstrappings", file=sys.stderr)
         table = t if table is None else table.merge(t)
     if args.output:
         table.save(args.output)
@@ -238,6 +245,9 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--every", type=int, default=1, help="measure every k-th level (the others are interpolated)")
+    p.add_argument("--with-bootstrapping", type=int, default=0, metavar="RUNS",
+                   help="also time the operations only circuits issue (raised basis, ModRaise, ...) as the nodes of "
+                        "RUNS live bootstrappings (needs --bootstrappable)")
     p.add_argument("-o", "--output", help="save the cost table JSON")
     p.add_argument("--insecure", action="store_true")
     p.set_defaults(fn=_clear_errors(_profile))

@@ -80,7 +80,7 @@ class CostTable:
             # that the parts sum to the whole: cost(k) = one + per * (k - 1) = (one - per) + per * k
             one = self.seconds(device, "rotate_many_raised", level, 1)
             per = self.seconds(device, "rotate_many_raised", level, 2) - one
-            return one - per if op == "mod_up_digits" else per * count
+            return max(0.0, one - per) if op == "mod_up_digits" else per * count
         if op in COUNTED and f"{op}@1" in ops:
             k = COUNTED[op]
             one = _interp(ops[f"{op}@1"], level)

@@ -77,3 +77,74 @@ def _ops_at(ctx, keys, level, rng):
     b = ctx.encrypt(v[::-1].copy(), keys.public, level=level)
     pt = ctx.encode(v, level=level)
     return list(_ops(ctx, a, b, pt))
+
+
+def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int = 1, device: Optional[str] = None,
+                          progress: bool = True) -> int:
+    """The operations only circuits issue (the raised basis of the double-hoisted linear transforms: rotate_many_raised,
+    mul_plain_sum, mod_down, mod_down_rescale; ModRaise, the sparse-secret key switches, linear_combination), timed
+    as nodes of live bootstrappings (`runs` of them after a warm-up, captured by ember.graph: each node's C++ wall
+    time) and added to `table` as measured entries of the same device, for the (op, level) pairs it lacks: the
+    median per level, and for a counted operation (rotate_many_raised, mul_plain_sum, linear_combination) the
+    least-squares line seconds = a + b * count per level (a, b >= 0: flat at the median if the slope comes out
+    negative, through the origin if the intercept does), stored at its reference counts. Returns how many entries
+    were added. Needs bootstrappable parameters (CkksParams.bootstrappable)."""
+    import ember
+    from ember.graph import capture
+    from .costs import node_count
+    name = device or f"cpu-{threads}t"
+    ctx = ember.Context(params, threads=threads)
+    bar = None
+    if progress:
+        from rich.progress import Progress
+        bar = Progress(transient=True)
+        task = bar.add_task(f"profiling {name}: keys and {runs + 1} bootstrappings (N = 2^{params.log_n})",
+                            total=runs + 2)
+        bar.start()
+    try:
+        keys = ctx.keygen(conjugation=True, bootstrapping=True)
+        x = ctx.encrypt(np.zeros(ctx.slots), keys.public, level=0)
+        if bar:
+            bar.advance(task)
+        x.bootstrap()  # warm-up (plaintext caches, page faults)
+        if bar:
+            bar.advance(task)
+        with capture() as g:
+            for _ in range(runs):
+                x.bootstrap()
+                if bar:
+                    bar.advance(task)
+    finally:
+        if bar:
+            bar.stop()
+    have = table.devices.get(name, {}).get("ops", {})
+    known = {op.split("@")[0] for op in have}
+    groups: dict = {}
+    for n in g.nodes:
+        if n.seconds is None or n.op in known or n.op in ("drop_to_level",):
+            continue
+        groups.setdefault((n.op, n.level), []).append((node_count(n), float(n.seconds)))
+    note = (f"measured by ember profile: nodes of {runs} live bootstrapping(s), {threads} thread(s), shared VM (noisy)")
+    meta = {"log_n": params.log_n, "levels": ctx.max_level, "threads": threads}
+    added = 0
+    for (op, level), xs in sorted(groups.items()):
+        if op in COUNTED:
+            counts = sorted({c for c, _ in xs})
+            if len(counts) < 2:
+                continue  # one count: no line to fit (the table keeps its fallback for this op and level)
+            m = len(xs)
+            mc = sum(c for c, _ in xs) / m
+            ms = sum(s for _, s in xs) / m
+            b = sum((c - mc) * (s - ms) for c, s in xs) / sum((c - mc) ** 2 for c, _ in xs)
+            a = ms - b * mc
+            if b < 0:  # noise: no growth with the count -- a flat line at the median
+                a, b = float(np.median([s for _, s in xs])), 0.0
+            elif a < 0:  # through the origin instead
+                a, b = 0.0, sum(c * s for c, s in xs) / sum(c * c for c, _ in xs)
+            for ref in (1, COUNTED[op]):
+                table.set(name, f"{op}@{ref}", level, max(0.0, a + b * ref), "measured", note, meta)
+                added += 1
+        else:
+            table.set(name, op, level, float(np.median([s for _, s in xs])), "measured", note, meta)
+            added += 1
+    return added
