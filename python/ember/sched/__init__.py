@@ -19,6 +19,10 @@ proven in bounds.py). best(..., duplicate=True) adds task duplication (duplicati
 
 simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. measured ones).
 
+Data parallelism over the RNS limbs: limbs.limb_split(graph, platform, costs, K) is the problem of a graph whose
+every operation is split into K limb shares, ModUp (digit by digit) and ModDown being explicit exchanges between
+the shares (limbs.py); any scheduler runs on it (`ember schedule --limb-parts K`).
+
 On graphs (ember.graph): plan.schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
 paper's Fig. 4 system, this machine, K Dask workers) and a CostTable (costs.py: measured by `ember profile`,
 modelled from the simulator, profile-guided). Programs: programs.py (bootstrapping, HELR), FILE.py:FUNCTION on the
@@ -33,10 +37,10 @@ node its operation kind, level, measured seconds, the cost-table device model it
 linear_combination / mul_plain_sum the count (rotations, terms). The median per (device, op, level) replaces the
 table's entry and the device is marked profile-guided.
 """
-from . import bounds
+from . import bounds, limbs
 from .algorithms import ALGORITHMS, best, heft, naive, optimistic_cost_table, peft, upward_rank
 from .problem import Problem
 from .schedule import Schedule, simulate
 
 __all__ = ["heft", "peft", "best", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
-           "upward_rank", "bounds"]
+           "upward_rank", "bounds", "limbs"]

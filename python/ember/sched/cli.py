@@ -4,7 +4,9 @@
     ember graph show boot.json [--png boot.png]                 # op counts, critical path, summary
     ember schedule boot.json --platform paper:2,2 --algo heft --png gantt.png
     ember schedule helr --log-n 16 --platform paper --algo all  # naive, heft, peft and best side by side
+    ember schedule boot.json --platform paper:4,0 --limb-parts 4  # every operation split over 4 limb shares
     ember profile --log-n 16 --threads 2 -o cpu.json            # measure this CPU's cost table
+    ember profile --log-n 16 --bootstrappable --threads 2 --with-bootstrapping 3 -o cpu.json  # + circuits' ops
 Every figure of a modelled device (FPGA, GPU, ASIC) is marked "modelled" in the output.
 """
 from __future__ import annotations
