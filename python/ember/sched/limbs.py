@@ -199,7 +199,9 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                 sh = share(j, q, kp) / q
                 pres = {d: task((nd.id, j, f"pre{d}"), lambda dv, d=d: f_pre[dv] * own[j][d] / q)
                         for d in range(nd_) if own[j][d]}
-                mains = [task((nd.id, j, f"main{d}"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * sh / nd_)
+                # the extension, NTTs and inner products work on the part's limbs of Q_l U P
+                msh = (share(j, q, kp) + pown[j]) / (q + k)
+                mains = [task((nd.id, j, f"main{d}"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_)
                          for d in range(nd_)]
                 if nd.op in KEY_SWITCH_Q:
                     # the last digit's work on the limbs ModDown drops (the part's special primes, the top prime
@@ -207,7 +209,7 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                     # on the kept limbs; the two split that digit's share by limb counts
                     qs, ps = share(j, q, kp), pown[j]
                     mp = task((nd.id, j, "mainP"),
-                              lambda dv: (1 - f_pre[dv] - f_post[dv]) * sh / nd_ * drops[j] / max(1, qs + ps))
+                              lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_ * drops[j] / max(1, qs + ps))
                     cost[mains[-1]] = [x - y for x, y in zip(cost[mains[-1]], cost[mp])]
                     mains = mains[:-1] + [mp, mains[-1]]
                 for x, y in zip(mains, mains[1:]):  # the inner products accumulate digit by digit
