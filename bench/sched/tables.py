@@ -26,7 +26,7 @@ from ember.sched import bounds
 from ember.sched import costs as C
 from ember.sched import programs
 from ember.sched.limbs import limb_split
-from ember.sched.plan import default_costs, schedule_graph
+from ember.sched.plan import default_costs, schedule_graph, schedule_problem
 from ember.sched.platform import paper
 
 SPLIT_PARTS = 8  # the largest baby-step set of the bootstrapping's linear transforms: one rotation per part
@@ -38,10 +38,7 @@ def solve(name: str, g: Graph, plat, costs, algo: str, parts: int = 1, seed: int
     """A schedule of graph g: for the limb variants, of its limb-split problem with `parts` shares."""
     if name not in LIMBS:
         return schedule_graph(g, plat, costs, algo, seed=seed)
-    pr = limb_split(g, plat, costs, parts)
-    if algo == "best-dup":
-        return sched.ALGORITHMS["best"](pr, duplicate=True)
-    return sched.ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else sched.ALGORITHMS[algo](pr)
+    return schedule_problem(limb_split(g, plat, costs, parts), algo, seed)
 
 
 def graphs(log_n: int) -> dict[str, Graph]:

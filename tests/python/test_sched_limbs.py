@@ -39,6 +39,20 @@ def test_parts_sum_to_the_node_on_every_device(boot, parts):
             assert sums[t][d] == pytest.approx(x, rel=1e-9, abs=1e-15), (t, d)
 
 
+def test_executor_overhead_is_charged_per_task(boot):
+    """An executor's per-task overhead (ember.sched.overhead) is paid by every task of the split, not shared."""
+    from ember.sched.overhead import ExecutorOverhead
+    plat, costs = _setup(boot)
+    plain = limb_split(boot, plat, costs, 2)
+    oh = ExecutorOverhead(per_task_s=1e-3, workers=2, tasks=10, wall_s=1.0, compute_s=1.0)
+    charged = limb_split(boot, plat, costs, 2, overhead=oh)
+    assert charged.tasks == plain.tasks
+    for a, b in zip(plain.w, charged.w):
+        for x, y in zip(a, b):
+            if not math.isinf(x) and any(v > 0 and not math.isinf(v) for v in a):
+                assert y == pytest.approx(x + 1e-3)
+
+
 def test_one_part_is_the_unsplit_problem(boot):
     plat, costs = _setup(boot)
     a, b = problem_of(boot, plat, costs), limb_split(boot, plat, costs, 1)
@@ -92,6 +106,21 @@ def test_split_problems_schedule_validly_and_respect_the_bound(boot, parts, f, g
             s = ALGORITHMS[algo](pr)
             s.validate()
             assert s.makespan >= lb * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("app", ["lola-mnist", "lola-cifar"])
+def test_application_graphs_split(app):
+    """The applications' graphs (their vector constants: add_vector, mul_vector) split and schedule; shares sum to
+    the node."""
+    from ember.apps import graph_of
+    g = graph_of(app)
+    plat, costs = _setup(g, 2, 0)
+    base = problem_of(g, plat, costs)
+    pr = limb_split(g, plat, costs, 2)
+    assert sum(r[1] for r in pr.w) == pytest.approx(sum(r[1] for r in base.w), rel=1e-9)
+    s = ALGORITHMS["heft"](pr)
+    s.validate()
+    assert s.makespan >= lower_bound(pr)["bound"] * (1 - 1e-9)
 
 
 def test_stage_fractions_are_fractions():

@@ -101,18 +101,16 @@ def _schedule(args) -> int:
     ops = {n.id: n.op for n in graph.nodes}
     limb_problem = None
     if args.limb_parts:
-        from .algorithms import ALGORITHMS
         from .limbs import limb_split
+        from .plan import schedule_problem
         limb_problem = limb_split(graph, platform, costs, args.limb_parts)
         out["graph"]["limb_parts"], out["graph"]["tasks"] = args.limb_parts, len(limb_problem.tasks)
         ops = {t: ops[t[0]] for t in limb_problem.tasks} if args.limb_parts > 1 else ops
     for a in algos:
         if limb_problem is None:
             s = schedule_graph(graph, platform, costs, a, seed=args.seed)
-        elif a == "best-dup":
-            s = ALGORITHMS["best"](limb_problem, duplicate=True)
         else:
-            s = ALGORITHMS[a](limb_problem, seed=args.seed) if a == "naive" else ALGORITHMS[a](limb_problem)
+            s = schedule_problem(limb_problem, a, args.seed)
         s.validate()
         summ = s.summary()
         out["schedules"][a] = summ if not args.tasks else s.to_dict()

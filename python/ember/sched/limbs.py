@@ -40,17 +40,19 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from ..sim.kernels import digit_partition
 from .plan import problem_of
 from .problem import Problem
 
 WORD = 8
-LOCAL = {"add", "sub", "negate", "add_plain", "sub_plain", "add_const", "mul_plain", "mul_plain_sum", "mul_int",
+LOCAL = {"add", "sub", "negate", "add_plain", "sub_plain", "add_vector", "add_const", "mul_plain", "mul_plain_sum", "mul_int",
          "mul_round", "linear_combination", "drop_to_level", "rotate_raised_digits"}
 KEY_SWITCH_Q = {"key_switch", "rotate", "conjugate", "automorphism", "rotate_many", "mul", "multiply_relin",
                 "mul_sum"}
 KEY_SWITCH_RAISED = {"rotate_many_raised", "mod_up_digits"}
 PRODUCTS = {"mul", "multiply_relin", "mul_sum"}
-RESCALING = {"rescale", "mul_const", "adjust_to"}  # drop the top prime
+RESCALING = {"rescale", "mul_const", "mul_vector", "adjust_to"}  # drop the top prime
+SIM_ALIAS = {"mul_vector": "mul_const"}  # the simulator's model of the same kernels
 DROPPING = {"mod_down", "mod_down_rescale"} | RESCALING
 SINGLE = {"key_switch_digits"}  # the BV switch at level 0: one limb, one task
 KNOWN = LOCAL | KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING | SINGLE | {"mod_raise"}
@@ -92,7 +94,8 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
     products = products if op == "mul_sum" else 1
     arity = 2 * products if op in PRODUCTS else 1
     arg = {"adjust_to": level - 1, "mod_raise": ring.q_count - 1}.get(op, level)
-    total = seconds(op_model(ring, op, [level] * arity, level, {"level": arg}, outputs, cache_limbs=cache))
+    total = seconds(op_model(ring, SIM_ALIAS.get(op, op), [level] * arity, level, {"level": arg}, outputs,
+                             cache_limbs=cache))
     if total <= 0:
         return 0.0, 0.0
     pre, post = EmberModel(ring, cache_limbs=cache), EmberModel(ring, cache_limbs=cache)
@@ -130,12 +133,13 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
 
 def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
     """The scheduling problem of `graph` with every operation split over `parts` limb shares (module docstring).
-    Tasks are (node id, part, stage) tuples; a node at a level with fewer limbs than parts has one part per limb."""
+    Tasks are (node id, part, stage) tuples; a node at a level with fewer limbs than parts has one part per limb.
+    overhead (an executor's per-task overhead, ember.sched.overhead) is charged to every task of the split."""
     if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
-    base = problem_of(graph, platform, costs, overhead)
     if parts == 1:
-        return base
+        return problem_of(graph, platform, costs, overhead)
+    base = problem_of(graph, platform, costs)
     p = graph.meta.get("params") or {}
     missing = [k for k in ("log_n", "levels", "special_primes", "dnum") if k not in p]
     if missing:
@@ -157,9 +161,7 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
     def nparts(nd) -> int:
         return 1 if nd.op in SINGLE else min(parts, limbs_of(nd))
 
-    alpha = -(-ring_shape[1] // ring_shape[3])
-    digit_ranges = [(ring_shape[1] - min(ring_shape[1], (d + 1) * alpha), ring_shape[1] - min(ring_shape[1], d * alpha))
-                    for d in range(ring_shape[3])]
+    digit_ranges = digit_partition(ring_shape[1], ring_shape[3])  # the key's digits, cut from the top of the chain
     cost: dict = {}
     edges: dict = {}
     exits: dict = {}  # node id -> {part: its last task}
@@ -183,18 +185,15 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
         entries: dict = {}  # part -> [(task, fraction of the part's input bytes)]
         exits[nd.id] = {}
         outs = max(1, len(nd.outputs)) if nd.op == "rotate_many" else 1
-        # the limbs each part drops at the end (ModDown: the special primes q..q+k-1 of Q_l U P; the top prime)
-        drops = [0] * kp
-        for a in range(kp):
-            if nd.op in KEY_SWITCH_Q or nd.op in ("mod_down", "mod_down_rescale"):
-                drops[a] += sum(1 for t in range(q, q + k) if t % kp == a)
-            if nd.op in RESCALING or nd.op == "mod_down_rescale" or (nd.op in PRODUCTS and nd.params.get("merged", 1)):
-                drops[a] += 1 if (q - 1) % kp == a else 0
+        pown = [sum(1 for t in range(q, q + k) if t % kp == j) for j in range(kp)]  # its special primes (of Q_l U P)
+        # the limbs each part drops at the end: ModDown's special primes, the top prime of a rescale
+        drop_p = nd.op in KEY_SWITCH_Q or nd.op in ("mod_down", "mod_down_rescale")
+        drop_top = nd.op in RESCALING or nd.op == "mod_down_rescale" or (nd.op in PRODUCTS and nd.params.get("merged", 1))
+        drops = [(pown[a] if drop_p else 0) + (1 if drop_top and (q - 1) % kp == a else 0) for a in range(kp)]
         if nd.op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
             digits = [(f, min(e, q)) for f, e in digit_ranges if f < min(e, q)]
             nd_ = len(digits)
             own = [[sum(1 for t in range(f, e) if t % kp == j) for f, e in digits] for j in range(kp)]
-            pown = [sum(1 for t in range(q, q + k) if t % kp == j) for j in range(kp)]  # its special primes
             for j in range(kp):
                 sh = share(j, q, kp) / q
                 pres = {d: task((nd.id, j, f"pre{d}"), lambda dv, d=d: f_pre[dv] * own[j][d] / q)
@@ -207,9 +206,8 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                     # the last digit's work on the limbs ModDown drops (the part's special primes, the top prime
                     # of a merged rescale) first, as its own task "mainP", so that their exchange overlaps its work
                     # on the kept limbs; the two split that digit's share by limb counts
-                    qs, ps = share(j, q, kp), pown[j]
-                    mp = task((nd.id, j, "mainP"),
-                              lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_ * drops[j] / max(1, qs + ps))
+                    mp = task((nd.id, j, "mainP"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_
+                              * drops[j] / (share(j, q, kp) + pown[j]))
                     cost[mains[-1]] = [x - y for x, y in zip(cost[mains[-1]], cost[mp])]
                     mains = mains[:-1] + [mp, mains[-1]]
                 for x, y in zip(mains, mains[1:]):  # the inner products accumulate digit by digit
@@ -276,4 +274,6 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                     nbytes = b * share(a, vq, ukp) / vq
                     for t, frac in ents:
                         edge(exits[un.id][a], t, nbytes * frac)
+    if overhead is not None:
+        cost = overhead.charge(cost)
     return Problem(cost, edges, platform.bandwidth, platform.latency, platform.names)

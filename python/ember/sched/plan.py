@@ -44,16 +44,19 @@ def problem_of(graph, platform: Platform, costs: CostTable, overhead=None) -> Pr
     return Problem(cost, graph.edges(), platform.bandwidth, platform.latency, platform.names)
 
 
-def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0,
-                   overhead=None) -> Schedule:
-    """algo: naive, heft, peft, best, or best-dup (best with task duplication: ember.sched.duplication)."""
+def schedule_problem(pr: Problem, algo: str = "heft", seed: int = 0) -> Schedule:
+    """algo: naive (seeded), heft, peft, best, or best-dup (best with task duplication: ember.sched.duplication)."""
     if algo not in ALGORITHMS and algo != "best-dup":
         raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}, best-dup")
-    pr = problem_of(graph, platform, costs, overhead)
     if algo == "best-dup":
-        s = ALGORITHMS["best"](pr, duplicate=True)
-    else:
-        s = ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
+        return ALGORITHMS["best"](pr, duplicate=True)
+    return ALGORITHMS[algo](pr, seed=seed) if algo == "naive" else ALGORITHMS[algo](pr)
+
+
+def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0,
+                   overhead=None) -> Schedule:
+    """algo: naive, heft, peft, best, or best-dup (schedule_problem)."""
+    s = schedule_problem(problem_of(graph, platform, costs, overhead), algo, seed)
     s.extra.update(platform=platform.name, graph_nodes=len(graph),
                    modelled_devices=[d.name for d in platform.devices
                                      if d.model in costs.devices and costs.source(d.model) == "modelled"],
