@@ -145,3 +145,15 @@ def test_misuse_is_refused(boot):
     with pytest.raises(ValueError, match="mystery"):
         limb_split(g2, plat, costs, 2)
     assert math.isfinite(limb_split(boot, plat, costs, 64).w[0][1])  # more parts than limbs: one per limb
+
+
+def test_cli_schedules_an_application_at_its_own_parameters():
+    """`ember schedule lola-mnist` (no --log-n): the application's own parameters, here split over the limbs."""
+    import json
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", "lola-mnist", "--platform", "paper:2,0",
+                        "--algo", "heft", "--limb-parts", "2"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["graph"]["limb_parts"] == 2 and out["schedules"]["heft"]["makespan_s"] > 0

@@ -31,7 +31,7 @@ def _load_graph(args):
     from .programs import PROGRAMS
     src = args.source
     if src in PROGRAMS:
-        return PROGRAMS[src](log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+        return PROGRAMS[src](log_n=args.log_n or 16, levels=args.levels, insecure=args.insecure)
     if src.endswith(".json"):
         return load(src)
     if ".py:" in src:  # FILE.py:FUNCTION, a program(ctx, keys) -> ciphertext, captured symbolically
@@ -41,7 +41,7 @@ def _load_graph(args):
         apps = importlib.import_module("ember.apps")
         build = getattr(apps, "graph_of", None)
         if build is not None:
-            return build(src, log_n=args.log_n)
+            return build(src, log_n=args.log_n)  # None: the application's own parameters
     except ModuleNotFoundError:
         pass
     raise SystemExit(f"ember: unknown program or graph {src!r}; give a graph JSON file or one of {', '.join(PROGRAMS)}")
@@ -60,7 +60,7 @@ def _program_from_file(spec: str, args):
     fn = getattr(mod, name, None)
     if not callable(fn):
         raise ValueError(f"{path} has no function {name!r}")
-    params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+    params = ember.CkksParams.bootstrappable(log_n=args.log_n or 16, levels=args.levels, insecure=args.insecure)
     rotations = getattr(fn, "rotations", ())
     g = capture_program(fn, params, rotations=rotations, bootstrapping=True)
     g.meta["program"] = spec
@@ -201,7 +201,8 @@ def _clear_errors(fn):
 
 def add_parser(sub) -> None:
     def common(p):
-        p.add_argument("--log-n", type=int, default=16, help="programs: ring degree (default 16)")
+        p.add_argument("--log-n", type=int, default=None,
+                       help="programs: ring degree (default 16; an application of ember.apps: its own parameters)")
         p.add_argument("--levels", type=int, default=9, help="programs: user levels (default 9)")
         p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
 
