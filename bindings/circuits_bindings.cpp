@@ -1,4 +1,4 @@
-// Bindings of the circuits built on the evaluator (cpp/circuits/): linear transforms, polynomials.
+// Bindings of the circuits built on the evaluator (cpp/circuits/): linear transforms, polynomials, sums of rotations.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -9,6 +9,7 @@
 #include "circuits/dft.hpp"
 #include "circuits/lintrans.hpp"
 #include "circuits/polyeval.hpp"
+#include "circuits/rotsum.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -37,6 +38,16 @@ void bind_circuits(nb::module_& m) {
               nb::gil_scoped_release r;
               return evaluate_chebyshev(Evaluator(ctx), x, p, rlk);
           });
+    m.def("rotate_sum", [](std::shared_ptr<Context> ctx, const Ciphertext& x, std::vector<long> steps, const GaloisKeys& gk) {
+        nb::gil_scoped_release r;
+        return rotate_sum(Evaluator(ctx), x, steps, gk);
+    });
+    m.def("inner_sum", [](std::shared_ptr<Context> ctx, const Ciphertext& x, long stride, std::size_t count, std::size_t radix,
+                          const GaloisKeys& gk) {
+        nb::gil_scoped_release r;
+        return inner_sum(Evaluator(ctx), x, stride, count, radix, gk);
+    });
+    m.def("inner_sum_rotations", &inner_sum_rotations, "stride"_a, "count"_a, "radix"_a);
     m.def("dft_factors", [](std::size_t log_n, std::size_t slots, std::size_t levels, bool coeff_to_slot) {
         Encoder enc(std::size_t(1) << log_n);
         return coeff_to_slot ? coeff_to_slot_factors(enc, slots, levels) : slot_to_coeff_factors(enc, slots, levels);

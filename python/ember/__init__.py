@@ -19,6 +19,6 @@ __version__ = "0.1.0"
 __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
            "GaloisKeys", "SwitchingKey", "DecryptionFlooding", "max_log_qp_128", "precision", "PrecisionStats"]
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
-                       evaluate_function)
+                       evaluate_function, inner_sum_rotations)
 from . import heaan  # noqa: F401,E402  (the non-RNS HEAAN scheme of paper 000)
 from . import graph  # noqa: F401,E402  (programs as graphs: `with ember.graph() as g:`)

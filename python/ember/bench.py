@@ -11,7 +11,7 @@ from . import _ember
 from .context import Context
 from .params import CkksParams
 
-OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul")  # `boot`: bench_boot.py
+OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "rotate_sum", "inner_sum", "heaan-mul")  # `boot`: bench_boot.py
 
 
 def _precision(err: float) -> float:
@@ -31,7 +31,10 @@ def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
 
 def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int = 2, runs: int = 10,
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
-        insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False) -> dict:
+        insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False,
+        count: int = 256, radix: int = 2) -> dict:
+    """One operation's timings (ms) and precision. rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum
+    of x and those rotations (one ModUp, one ModDown); inner_sum: ct.inner_sum(1, count, radix)."""
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
     if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000 (ember.heaan)
@@ -50,7 +53,10 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
                         insecure=insecure)
     ctx = Context(params, threads=threads)
-    rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op == "rotate_many" else []
+    rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op in ("rotate_many", "rotate_sum") else []
+    if op == "inner_sum":
+        from .circuits import inner_sum_rotations
+        rotations = inner_sum_rotations(1, count, radix)
     keys = ctx.keygen(rotations=rotations)
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, ctx.slots)
@@ -67,6 +73,14 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         fn, check = (lambda: cx * cy), (lambda r: r.decrypt(keys.secret).real - x * y)
     elif op == "rotate":
         fn, check = (lambda: cx.rotate(1)), (lambda r: r.decrypt(keys.secret).real - np.roll(x, -1))
+    elif op == "rotate_sum":
+        fn = lambda: cx.rotate_sum(range(hoisted + 1))  # noqa: E731
+        check = lambda r: r.decrypt(keys.secret).real - sum(np.roll(x, -j) for j in range(hoisted + 1))  # noqa: E731
+        rec["rotations"] = hoisted
+    elif op == "inner_sum":
+        fn = lambda: cx.inner_sum(1, count, radix)  # noqa: E731
+        check = lambda r: r.decrypt(keys.secret).real - sum(np.roll(x, -j) for j in range(count))  # noqa: E731
+        rec.update(count=count, radix=radix)
     else:  # rotate_many
         steps = list(range(1, hoisted + 1))
         fn = lambda: cx.rotate_many(steps)  # noqa: E731

@@ -1,4 +1,5 @@
-"""Circuits on top of the evaluator: linear transforms (matrix x ciphertext) and polynomials."""
+"""Circuits on top of the evaluator: linear transforms (matrix x ciphertext), polynomials, sums of rotations
+(Ciphertext.rotate_sum / inner_sum; inner_sum_rotations gives the keys an inner sum needs)."""
 from __future__ import annotations
 
 from typing import Callable, Mapping, Optional
@@ -87,3 +88,10 @@ def evaluate_function(ct: Ciphertext, f: Callable[[np.ndarray], np.ndarray], deg
 def chebyshev_depth(coeffs) -> int:
     """Levels evaluate_chebyshev(ct, coeffs) consumes on [-1, 1] (one more on another interval)."""
     return _ember.chebyshev_depth([float(c) for c in np.asarray(coeffs, dtype=np.float64)])
+
+
+def inner_sum_rotations(stride: int, count: int, radix: int = 2) -> list[int]:
+    """The rotation steps Ciphertext.inner_sum(stride, count, radix) needs Galois keys for (keygen(rotations=...))."""
+    if count < 1 or radix < 2:
+        raise ValueError(f"cannot inner_sum: count must be >= 1 and radix >= 2, got count {count}, radix {radix}")
+    return list(_ember.inner_sum_rotations(int(stride), int(count), int(radix)))

@@ -79,7 +79,8 @@ def _bench(args) -> int:
                 rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, 24), dnum=_or(args.dnum, 3),
                                 threads=_or(args.threads, 2), runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
                                 first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
-                                insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
+                                insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown,
+                                count=args.count, radix=args.radix)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -124,7 +125,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("bench", help="time an operation; JSON lines on a pipe, a table on a terminal")
-    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "heaan-mul", "boot",
+    b.add_argument("op", choices=["ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "rotate_sum", "inner_sum", "heaan-mul",
+                                  "boot",
                                   "all", "dist"], help="'all' runs every op but boot; 'dist': a workload on many workers")
     b.add_argument("--log-n", type=int, default=16)
     b.add_argument("--levels", type=int, default=None, help="levels (default 24; boot: 9 levels left after bootstrapping)")
@@ -143,7 +145,9 @@ def main(argv=None) -> int:
     b.add_argument("--no-key-compression", action="store_true", help="boot: keys without PRNG seeds")
     b.add_argument("--no-limb-fusion", action="store_true", help="boot: MAD option off: per-limb Decomp + iNTT in ModUp")
     b.add_argument("--first-mod-bits", type=int, default=60)
-    b.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many")
+    b.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many / rotate_sum")
+    b.add_argument("--count", type=int, default=256, help="inner_sum: slots summed (a power of two)")
+    b.add_argument("--radix", type=int, default=2, help="inner_sum: rotations per round + 1 (2: rotate-and-add)")
     b.add_argument("--prime-bits", type=int, default=49, help="prime size for ntt / intt (< 50: IFMA path)")
     b.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
     b.add_argument("--log-q", type=int, default=1200, help="heaan-mul: logQ, the modulus of fresh ciphertexts")

@@ -37,6 +37,7 @@
 
 #include "ckks/context.hpp"
 #include "ckks/evaluator.hpp"
+#include "circuits/rotsum.hpp"
 #include "math/primes.hpp"
 #include "test_util.hpp"
 
@@ -674,6 +675,44 @@ bool same_poly(const Poly& a, const Poly& b) {
 }
 bool same_ct(const Ciphertext& a, const Ciphertext& b) {
     return same_poly(a.c0, b.c0) && same_poly(a.c1, b.c1) && a.scale == b.scale && a.slots == b.slots && a.key_id == b.key_id;
+}
+
+TEST(Ckks, RotateSumAndInnerSumAgainstTheSlotSums) {
+    // rotate_sum: the rotations summed in the raised basis, one ModDown; against the float64 sum of the rolled
+    // slots (non-zero mean input), and within rounding of the rotate-and-add it replaces.
+    Env& e = env();
+    std::mt19937_64 rng(61);
+    cvec x = random_slots(2048, rng);
+    for (auto& v : x) v += cplx(3.0, -1.0);
+    const Ciphertext a = e.enc(x);
+    const GaloisKeys& gk = *e.keys.galois;
+    const std::vector<long> steps = {0, 1, -1, 3, 3};
+    cvec want(2048, cplx(0));
+    for (std::size_t i = 0; i < 2048; ++i)
+        for (long s : steps) want[i] += x[(i + 2048 + s) % 2048];
+    const Ciphertext rs = rotate_sum(*e.ev, a, steps, gk);
+    EXPECT_EQ(rs.level(), a.level());
+    EXPECT_EQ(rs.scale, a.scale);
+    EXPECT_LT(max_err(e.dec(rs), want), 4 * e.op());
+    Ciphertext serial = a;
+    for (std::size_t k = 1; k < steps.size(); ++k) serial = e.ev->add(serial, e.ev->rotate(a, steps[k], gk));
+    EXPECT_LT(max_err(e.dec(rs), e.dec(serial)), 4 * e.op());
+    // inner_sum over 2 slots at stride 1 (one round, one rotation) and at stride 3; count 1 is the input
+    for (long stride : {1L, 3L}) {
+        cvec w(2048);
+        for (std::size_t i = 0; i < 2048; ++i) w[i] = x[i] + x[(i + stride) % 2048];
+        EXPECT_LT(max_err(e.dec(inner_sum(*e.ev, a, stride, 2, 4, gk)), w), 4 * e.op());
+    }
+    EXPECT_LT(max_err(e.dec(inner_sum(*e.ev, a, 1, 1, 2, gk)), x), e.fresh());
+    EXPECT_EQ(inner_sum_rotations(1, 256, 4), (std::vector<long>{1, 2, 3, 4, 8, 12, 16, 32, 48, 64, 128, 192}));
+    EXPECT_EQ(inner_sum_rotations(8, 8, 2), (std::vector<long>{8, 16, 32}));
+    EXPECT_EQ(inner_sum_rotations(1, 8, 4), (std::vector<long>{1, 2, 3, 4}));
+    expect_invalid([&] { rotate_sum(*e.ev, a, {}, gk); }, {"cannot rotate_sum", "no steps"});
+    expect_invalid([&] { rotate_sum(*e.ev, a, {1, 2}, gk); }, {"rotation key", "2"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 1, 3, 4, gk); }, {"cannot inner_sum", "power of two"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 1, 4, 3, gk); }, {"cannot inner_sum", "radix"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 0, 4, 2, gk); }, {"cannot inner_sum", "stride"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 1, 4, 4, gk); }, {"rotation key"});
 }
 
 TEST(Ckks, RaisedBasisOperationsMatchTheOrdinaryOnes) {

@@ -145,3 +145,74 @@ def test_homomorphic_dft_round_trip(env):
         ct = lt.apply(ct)
     assert ct.level == ctx.max_level - 4
     assert bits(ctx.decrypt(ct, keys.secret), x) >= BOUND
+
+
+# ---- sums of rotations (Ciphertext.rotate_sum / inner_sum): one ModUp and one ModDown per round ------------------
+@pytest.mark.parametrize("stride, count, radix", [(1, 64, 2), (1, 64, 4), (1, 64, 8), (1, 32, 4), (64, 32, 4),
+                                                  (-3, 16, 4), (5, 1, 4), (1, 2048, 16)])
+def test_inner_sum_matches_numpy(env, stride, count, radix):
+    # non-zero mean data (sums of up to 2048 values near 3: magnitudes ~ 6000): the error bound is relative to that
+    ctx = env
+    keys = ctx.keygen(rotations=ember.inner_sum_rotations(stride, count, radix))
+    rng = np.random.default_rng(count + radix)
+    x = rng.uniform(-1, 1, ctx.slots) + 3.0
+    want = sum(np.roll(x, -j * stride) for j in range(count))
+    got = ctx.decrypt(ctx.encrypt(x, keys.public).inner_sum(stride, count, radix), keys.secret).real
+    assert bits(got / np.abs(want).max(), want / np.abs(want).max()) >= BOUND + 5
+
+
+def test_inner_sum_rotations_and_rounds(env):
+    assert ember.inner_sum_rotations(1, 256, 4) == [1, 2, 3, 4, 8, 12, 16, 32, 48, 64, 128, 192]
+    assert ember.inner_sum_rotations(1, 256, 2) == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert ember.inner_sum_rotations(2, 1, 4) == []
+    assert ember.inner_sum_rotations(1, 8) == [1, 2, 4]  # default radix 2: the rotate-and-add
+    ctx = env
+    steps = ember.inner_sum_rotations(1, 256, 4)
+    keys = ctx.keygen(rotations=steps)
+    ct = ctx.encrypt(np.ones(ctx.slots), keys.public)
+    # radix 4 over 256 slots: 4 rounds, each one hoisted decomposition (rotate_many_raised) and one ModDown
+    with ember.graph(ctx) as g:
+        ct.inner_sum(1, 256, 4)
+    ops = g.op_counts()
+    assert ops.get("rotate_many_raised") == 4 and ops.get("mod_down") == 4 and ops.get("rotate", 0) == 0
+
+
+def test_rotate_sum_equals_rotations_added(env):
+    ctx = env
+    keys = ctx.keygen(rotations=[1, -1, 7])
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots) - 2.0
+    ct = ctx.encrypt(x, keys.public)
+    steps = [0, 1, -1, 7, 7]
+    got = ctx.decrypt(ct.rotate_sum(steps), keys.secret)
+    want = sum(np.roll(x, -s) for s in steps)
+    assert bits(got, want) >= BOUND + 5
+    serial = ct + ct.rotate(1) + ct.rotate(-1) + ct.rotate(7) + ct.rotate(7)
+    assert bits(got, ctx.decrypt(serial, keys.secret)) >= BOUND + 5
+    assert ctx.rotate_sum(ct, [0]).level == ct.level
+
+
+def test_sums_of_rotations_refuse_bad_input(env):
+    ctx = env
+    keys = ctx.keygen(rotations=[1, 2])
+    ct = ctx.encrypt(np.ones(ctx.slots), keys.public)
+    with pytest.raises(ValueError, match="no steps"):
+        ct.rotate_sum([])
+    with pytest.raises(ValueError, match="rotation key"):
+        ct.rotate_sum([1, 5])
+    with pytest.raises(ValueError, match="power of two"):
+        ct.inner_sum(1, 6, 2)
+    with pytest.raises(ValueError, match="radix"):
+        ct.inner_sum(1, 8, 6)
+    with pytest.raises(ValueError, match="radix"):
+        ct.inner_sum(1, 8, 1)
+    with pytest.raises(ValueError, match="count"):
+        ct.inner_sum(1, 0, 2)
+    with pytest.raises(ValueError, match="stride"):
+        ct.inner_sum(0, 8, 2)
+    with pytest.raises(ValueError, match="rotation key"):
+        ct.inner_sum(1, 8, 4)          # needs 3
+    with pytest.raises(TypeError, match="integer"):
+        ct.inner_sum(1.5, 8, 2)
+    with pytest.raises(ValueError, match="radix"):
+        ember.inner_sum_rotations(1, 8, 3)

@@ -7,10 +7,10 @@ import pytest
 FIELDS = {"op", "log_n", "levels", "dnum", "threads", "backend", "runs", "median_ms", "min_ms", "max_ms", "precision_bits"}
 
 
-@pytest.mark.parametrize("op", ["ntt", "mul", "rotate", "rotate_many", "encrypt", "decrypt", "add"])
+@pytest.mark.parametrize("op", ["ntt", "mul", "rotate", "rotate_many", "rotate_sum", "inner_sum", "encrypt", "decrypt", "add"])
 def test_bench_prints_json(op):
     cmd = [sys.executable, "-m", "ember", "bench", op, "--log-n", "12", "--levels", "3", "--dnum", "2", "--runs", "2",
-           "--log-scale", "30", "--first-mod-bits", "40", "--insecure", "--threads", "1", "--hoisted", "3"]
+           "--log-scale", "30", "--first-mod-bits", "40", "--insecure", "--threads", "1", "--hoisted", "3", "--count", "32", "--radix", "4"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()
     assert len(out) == 1
     rec = json.loads(out[0])
