@@ -6,7 +6,8 @@ and the scheduling-speed figures.
 Graphs (captured symbolically: no keys, no arithmetic): one N = 2^16 bootstrapping, one HELR iteration with its
 bootstrapping, the same two with their hoisted baby-step sets split (ember.graph.split_hoisted), the same two
 data-parallel over the RNS limbs (ember.sched.limbs: one limb share per accelerator; a 1-device row keeps the best
-of 1, 2 and 4 shares), and LoLa-MNIST / LoLa-CIFAR when ember.apps provides them. Devices: the host CPU is timed by this
+of 1, 2 and 4 shares), and, when ember.apps provides them, LoLa-MNIST / LoLa-CIFAR and the HELR application's own
+training cycle ("LR app": ember.apps.graph_of("helr"), unsplit and over the limbs). Devices: the host CPU is timed by this
 machine's measured cost table (`ember profile`, 2 threads) when --host-costs is given, else by the simulator's CPU
 model; FPGAs (U280) and GPUs (H100) are MODELLED by the simulator -- no such device was run. Prints JSON lines and
 writes tables.md (markdown) and tables.json to --out.
@@ -31,7 +32,8 @@ from ember.sched.platform import paper
 
 SPLIT_PARTS = 8  # the largest baby-step set of the bootstrapping's linear transforms: one rotation per part
 TABLE2 = [(1, 0), (2, 0), (4, 0), (0, 1), (0, 2), (0, 4), (1, 3), (2, 2), (3, 1)]
-LIMBS = {"Bootstrapping (limbs)": "Bootstrapping", "LR (limbs)": "LR"}  # data-parallel over the limbs
+# data-parallel over the limbs (the application's HELR cycle only when ember.apps is there)
+LIMBS = {"Bootstrapping (limbs)": "Bootstrapping", "LR (limbs)": "LR", "LR app (limbs)": "LR app"}
 
 
 def solve(name: str, g: Graph, plat, costs, algo: str, parts: int = 1, seed: int = 0):
@@ -47,16 +49,20 @@ def graphs(log_n: int) -> dict[str, Graph]:
     # the parts cost exactly what the node cost), so that the rotations can run on different devices
     for name in ("Bootstrapping", "LR"):
         out[f"{name} (split)"] = split_hoisted(out[name], parts=SPLIT_PARTS)
-    for name, of in LIMBS.items():
-        out[name] = out[of]
     try:
-        import ember.apps as apps  # the applications issue (LoLa CNNs)
-        for name, key in (("MNIST", "lola-mnist"), ("Cifar10", "lola-cifar")):
+        import ember.apps as apps  # the applications issue (LoLa CNNs, HELR training)
+        # "LR app": HELR training as ember.apps.logreg runs it (EncryptedLogisticRegression's defaults: 1024 x 256,
+        # 4 ciphertexts and 4 lanes per batch, one plain iteration, the packing one, bootstrapping, unpacking)
+        for name, key in (("MNIST", "lola-mnist"), ("Cifar10", "lola-cifar"), ("LR app", "helr")):
             build = getattr(apps, "graph_of", None)
             if build is not None:
                 out[name] = build(key)  # the application's own parameters
     except ModuleNotFoundError:
-        print("# ember.apps not available: LoLa-MNIST / CIFAR graphs skipped (applications issue)", file=sys.stderr)
+        print("# ember.apps not available: LoLa-MNIST / CIFAR / HELR-app graphs skipped (applications issue)",
+              file=sys.stderr)
+    for name, of in LIMBS.items():
+        if of in out:
+            out[name] = out[of]
     return out
 
 
