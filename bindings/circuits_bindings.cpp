@@ -42,7 +42,7 @@ void bind_circuits(nb::module_& m) {
         nb::gil_scoped_release r;
         return rotate_sum(Evaluator(ctx), x, steps, gk);
     });
-    m.def("inner_sum", [](std::shared_ptr<Context> ctx, const Ciphertext& x, long stride, std::size_t count, std::size_t radix,
+    m.def("inner_sum", [](std::shared_ptr<Context> ctx, const Ciphertext& x, long stride, long count, long radix,
                           const GaloisKeys& gk) {
         nb::gil_scoped_release r;
         return inner_sum(Evaluator(ctx), x, stride, count, radix, gk);

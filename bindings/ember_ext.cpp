@@ -84,9 +84,11 @@ struct ContextCore {
         if (it == keys.end()) it = keys.find(0);
         return it == keys.end() ? nullptr : &it->second;
     }
-    // The key `member` of ct's key set, or an error for operation `op` naming what is missing.
+    // The key `member` of ct's key set, or an error for operation `op` naming what is missing. A ciphertext of
+    // another context is refused as such first (its key set's keys, if any, live in that context).
     template <class K>
     std::shared_ptr<K> key_of(const Ciphertext& ct, std::shared_ptr<K> EvalKeys::*member, const char* op, const char* what, const char* hint) const {
+        ctx->check_owned(op, ct);
         std::lock_guard<std::mutex> l(mu);
         const EvalKeys* e = find(ct);
         if (!e || !(e->*member)) {

@@ -24,12 +24,14 @@ namespace ember {
 /// ModDown; level and scale of a. Throws on an empty list or a missing Galois key (before any work).
 Ciphertext rotate_sum(const Evaluator& ev, const Ciphertext& a, const std::vector<long>& steps, const GaloisKeys& gk);
 
-/// sum_{j < count} rot(a, j * stride) by rounds of rotate_sum (see above). count >= 1 a power of two, radix a
-/// power of two >= 2, stride != 0 (mod the slots). Throws otherwise.
-Ciphertext inner_sum(const Evaluator& ev, const Ciphertext& a, long stride, std::size_t count, std::size_t radix,
+/// sum_{j < count} rot(a, j * stride) by rounds of rotate_sum (see above). count a power of two, at most a's slots;
+/// radix a power of two >= 2; 0 < |stride| < 2^31 (a stride that is a multiple of the slots sums count copies of
+/// a). Throws otherwise, or on a missing Galois key.
+Ciphertext inner_sum(const Evaluator& ev, const Ciphertext& a, long stride, long count, long radix,
                      const GaloisKeys& gk);
 
-/// The rotation steps inner_sum(stride, count, radix) needs keys for, in the order of its rounds.
-std::vector<long> inner_sum_rotations(long stride, std::size_t count, std::size_t radix);
+/// The rotation steps inner_sum(stride, count, radix) needs keys for, in the order of its rounds (count at most
+/// 2^20; the same checks as inner_sum otherwise).
+std::vector<long> inner_sum_rotations(long stride, long count, long radix);
 
 }  // namespace ember

@@ -7,7 +7,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from . import _ember
-from .context import Ciphertext, Context, GaloisKeys
+from .context import Ciphertext, Context, GaloisKeys, _integer
 
 
 class LinearTransform:
@@ -92,6 +92,5 @@ def chebyshev_depth(coeffs) -> int:
 
 def inner_sum_rotations(stride: int, count: int, radix: int = 2) -> list[int]:
     """The rotation steps Ciphertext.inner_sum(stride, count, radix) needs Galois keys for (keygen(rotations=...))."""
-    if count < 1 or radix < 2:
-        raise ValueError(f"cannot inner_sum: count must be >= 1 and radix >= 2, got count {count}, radix {radix}")
-    return list(_ember.inner_sum_rotations(int(stride), int(count), int(radix)))
+    return list(_ember.inner_sum_rotations(*(_integer("inner_sum", n, v) for n, v in
+                                             (("stride", stride), ("count", count), ("radix", radix)))))

@@ -12,6 +12,13 @@ from . import _ember
 from .params import CkksParams
 
 
+def _integer(op: str, name: str, v) -> int:
+    """v as an int, or TypeError("cannot <op>: <name> must be an integer, got <type>")."""
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+        raise TypeError(f"cannot {op}: {name} must be an integer, got {type(v).__name__}")
+    return int(v)
+
+
 class _Serializable:
     """An object bound to a context, with to_bytes() / from_bytes(ctx, data).
 
@@ -292,32 +299,16 @@ class Ciphertext(_Value):
         return self._wrap(self._ctx._core.rotate(self._core, int(steps)))
 
     def rotate_many(self, steps: Iterable[int]) -> list["Ciphertext"]:
-        """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
-        return [self._wrap(c) for c in self._ctx._core.rotate_many(self._core, [int(s) for s in steps])]
+        """See Context.rotate_many."""
+        return self.context.rotate_many(self, steps)
 
     def rotate_sum(self, steps: Iterable[int]) -> "Ciphertext":
-        """sum_s rotate(s) over `steps` (0: this ciphertext itself) with one Decomp + ModUp and one ModDown for all
-        of them (the rotations summed in the raised basis: double hoisting); needs the Galois keys of the steps.
-        At N = 2^16, x plus its rotations by 1..8 took less than rotate_many of the 8 rotations alone, before any
-        addition (74 against 103 ms: `ember bench rotate_sum` / `ember bench rotate_many`, README)."""
-        steps = [int(s) for s in steps]
-        core = self._ctx._core
-        return self._wrap(_ember.rotate_sum(_ember.context_of(core), self._core, steps, _ember.galois_keys_of(core, self._core)))
+        """See Context.rotate_sum."""
+        return self.context.rotate_sum(self, steps)
 
     def inner_sum(self, stride: int, count: int, radix: int = 2) -> "Ciphertext":
-        """sum_{j < count} rotate(j * stride) (count a power of two). radix = 2 (default): the rotate-and-add,
-        log2(count) key switches one after the other. radix 2^k: log_radix(count) rounds, each adding radix - 1
-        rotations of the running sum by one rotate_sum -- fewer key switches in series (for parallel hardware), more
-        rotations in all: at N = 2^16 on a 2-core CPU radix 4 took as long as radix 2 and radix 8 about 13 % longer
-        (`ember bench inner_sum --radix R`). Keys: ember.inner_sum_rotations(stride, count, radix)."""
-        for name, v in (("stride", stride), ("count", count), ("radix", radix)):
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-                raise TypeError(f"cannot inner_sum: {name} must be an integer, got {type(v).__name__}")
-        if count < 1 or radix < 2:
-            raise ValueError(f"cannot inner_sum: count must be >= 1 and radix >= 2, got count {count}, radix {radix}")
-        core = self._ctx._core
-        return self._wrap(_ember.inner_sum(_ember.context_of(core), self._core, int(stride), int(count), int(radix),
-                                           _ember.galois_keys_of(core, self._core)))
+        """See Context.inner_sum."""
+        return self.context.inner_sum(self, stride, count, radix)
 
     def bootstrap(self, iterations: int = 1, residual_bits: int = 0) -> "Ciphertext":
         """See Context.bootstrap."""
@@ -582,13 +573,33 @@ class Context:
 
     # explicit operations (the operators call these) ---------------------------------------------
     def rotate_many(self, ct: Ciphertext, steps: Iterable[int]) -> list[Ciphertext]:
-        return ct.rotate_many(steps)
+        """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"cannot rotate_many: expected an ember.Ciphertext, got {type(ct).__name__}")
+        return [Ciphertext(self, c) for c in self._core.rotate_many(ct._core, [_integer("rotate_many", "step", s) for s in steps])]
 
     def rotate_sum(self, ct: Ciphertext, steps: Iterable[int]) -> Ciphertext:
-        return ct.rotate_sum(steps)
+        """sum_s rotate(ct, s) over `steps` (0: ct itself) with one Decomp + ModUp and one ModDown for all of them
+        (the rotations summed in the raised basis: double hoisting); needs the Galois keys of the steps. At
+        N = 2^16, x plus its rotations by 1..8 took less than rotate_many of the 8 rotations alone, before any
+        addition (74 against 103 ms: `ember bench rotate_sum` / `ember bench rotate_many`, README)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"cannot rotate_sum: expected an ember.Ciphertext, got {type(ct).__name__}")
+        steps = [_integer("rotate_sum", "step", s) for s in steps]
+        return Ciphertext(self, _ember.rotate_sum(_ember.context_of(self._core), ct._core, steps,
+                                                  _ember.galois_keys_of(self._core, ct._core)))
 
     def inner_sum(self, ct: Ciphertext, stride: int, count: int, radix: int = 2) -> Ciphertext:
-        return ct.inner_sum(stride, count, radix)
+        """sum_{j < count} rotate(ct, j * stride) (count a power of two). radix = 2 (default): the rotate-and-add,
+        log2(count) key switches one after the other. radix 2^k: log_radix(count) rounds, each adding radix - 1
+        rotations of the running sum by one rotate_sum -- fewer key switches in series (for parallel hardware), more
+        rotations in all: at N = 2^16 on a 2-core CPU radix 4 took as long as radix 2 and radix 8 about 13 % longer
+        (`ember bench inner_sum --radix R`). Keys: ember.inner_sum_rotations(stride, count, radix)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"cannot inner_sum: expected an ember.Ciphertext, got {type(ct).__name__}")
+        args = [_integer("inner_sum", n, v) for n, v in (("stride", stride), ("count", count), ("radix", radix))]
+        return Ciphertext(self, _ember.inner_sum(_ember.context_of(self._core), ct._core, *args,
+                                                 _ember.galois_keys_of(self._core, ct._core)))
 
     def multiply_sum(self, pairs: Iterable, merged: bool = True, addend: Optional[Ciphertext] = None) -> Ciphertext:
         """sum of a_i * b_i over the ciphertext pairs (a_i, b_i), relinearized and rescaled once: the tensor

@@ -713,6 +713,10 @@ TEST(Ckks, RotateSumAndInnerSumAgainstTheSlotSums) {
     expect_invalid([&] { inner_sum(*e.ev, a, 1, 4, 3, gk); }, {"cannot inner_sum", "radix"});
     expect_invalid([&] { inner_sum(*e.ev, a, 0, 4, 2, gk); }, {"cannot inner_sum", "stride"});
     expect_invalid([&] { inner_sum(*e.ev, a, 1, 4, 4, gk); }, {"rotation key"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 1, 4096, 2, gk); }, {"cannot inner_sum", "4096", "2048 slots"});
+    expect_invalid([&] { inner_sum(*e.ev, a, 1, -4, 2, gk); }, {"cannot inner_sum", "count", "-4"});
+    expect_invalid([&] { inner_sum_rotations(1, long(1) << 40, 2); }, {"cannot inner_sum", "2^20"});
+    expect_invalid([&] { inner_sum_rotations(long(1) << 40, 4, 2); }, {"cannot inner_sum", "stride", "2^31"});
 }
 
 TEST(Ckks, RaisedBasisOperationsMatchTheOrdinaryOnes) {

@@ -212,7 +212,31 @@ def test_sums_of_rotations_refuse_bad_input(env):
         ct.inner_sum(0, 8, 2)
     with pytest.raises(ValueError, match="rotation key"):
         ct.inner_sum(1, 8, 4)          # needs 3
-    with pytest.raises(TypeError, match="integer"):
+    with pytest.raises(ValueError, match="count .*-8"):
+        ct.inner_sum(1, -8, 2)
+    with pytest.raises(ValueError, match="more than the ciphertext's 2048 slots"):
+        ct.inner_sum(1, 4096, 2)
+    with pytest.raises(TypeError, match="stride must be an integer"):
         ct.inner_sum(1.5, 8, 2)
+    with pytest.raises(TypeError, match="step must be an integer"):
+        ct.rotate_sum([1, "2"])
+    with pytest.raises(TypeError, match="radix must be an integer"):
+        ember.inner_sum_rotations(1, 8, 2.0)
+    # another context's ciphertext is refused by this context's operations
+    other = ember.Context(ember.CkksParams(**{**PARAMS, "log_n": 13}), threads=1)
+    ko = other.keygen(rotations=[1])
+    co = other.encrypt(np.ones(other.slots), ko.public)
+    with pytest.raises(ValueError, match="another context"):
+        ctx.rotate_sum(co, [0, 1])
+    with pytest.raises(ValueError, match="another context"):
+        ctx.inner_sum(co, 1, 2)
+    with pytest.raises(ValueError, match="another context"):   # (was: "no Galois keys of this ciphertext's key set")
+        ctx.rotate_many(co, [1])
+    with pytest.raises(ValueError, match="another context"):
+        ctx.multiply(co, co)
+    # a ciphertext of another key set of this context: its own key set has no Galois keys
+    bare = ctx.keygen()
+    with pytest.raises(ValueError, match="rotation key"):
+        ctx.encrypt(np.ones(ctx.slots), bare.public).rotate_sum([1])
     with pytest.raises(ValueError, match="radix"):
         ember.inner_sum_rotations(1, 8, 3)
