@@ -67,7 +67,8 @@ def test_share_is_round_robin():
 def test_exchanges_carry_the_senders_limbs(boot):
     """A key switch at the top level: every part sends its limbs of each digit, in coefficient form, to every
     other part, digit after digit over one link (the edge of digit d carries digits 0..d, N words per limb: the
-    last one all of the part's limbs); its post stage reads the others' special primes from their mainP."""
+    last one all of the part's limbs); each post stage reads the others' dropped limbs (here the special primes)
+    from their last mainP, c1's sums first (one polynomial), then c0's (two: they follow c1's on the link)."""
     plat, costs = _setup(boot)
     parts = 2
     pr = limb_split(boot, plat, costs, parts)
@@ -76,8 +77,9 @@ def test_exchanges_carry_the_senders_limbs(boot):
     ks = next(nd for nd in boot.nodes if nd.op == "key_switch")
     q = ks.level + 1
     succ = {pr.tasks[u]: {pr.tasks[v]: bb for v, bb in pr.succ[u]} for u in range(len(pr.tasks))}
-    digits = sorted(int(t[2][4:]) for t in pr.tasks if t[0] == ks.id and t[1] == 0 and t[2][4:].isdigit())
-    assert len(digits) >= 2 and (ks.id, 0, "mainP") in succ
+    digits = sorted(int(t[2][3:]) for t in pr.tasks if t[0] == ks.id and t[1] == 0 and t[2].startswith("pre"))
+    last = f"mainP{digits[-1]}"
+    assert len(digits) >= 2 and (ks.id, 0, last) in succ
     for a in range(parts):
         other = 1 - a
         sent = []
@@ -85,15 +87,46 @@ def test_exchanges_carry_the_senders_limbs(boot):
             pre = (ks.id, a, f"pre{d}")
             if pre not in succ:
                 continue  # no limb of this digit at part a
-            to = "mainP" if d == digits[-1] else f"main{d}"
-            nbytes = succ[pre][(ks.id, other, to)]
-            assert nbytes > 0 and nbytes % (n * 8) == 0
-            assert succ[pre][(ks.id, a, to)] < nbytes or len(sent) == 0  # its own digit is local
+            for to in (f"main{d}", f"mainP{d}"):  # the kept limbs' and the dropped limbs' work on digit d
+                nbytes = succ[pre][(ks.id, other, to)]
+                assert nbytes > 0 and nbytes % (n * 8) == 0
+                assert succ[pre][(ks.id, a, to)] < nbytes or len(sent) == 0  # its own digit is local
             sent.append(nbytes)
         assert sent == sorted(sent) and sent[-1] == share(a, q, parts) * n * 8
         dropped = sum(1 for i in range(q, q + k) if i % parts == a)
-        assert succ[(ks.id, a, "mainP")][(ks.id, other, "post")] == pytest.approx(2 * dropped * n * 8)
-        assert (ks.id, other, "post") not in succ[(ks.id, a, f"main{digits[-1]}")]  # sent after mainP only
+        assert succ[(ks.id, a, last)][(ks.id, other, "post1")] == pytest.approx(dropped * n * 8)
+        assert succ[(ks.id, a, last)][(ks.id, other, "post0")] == pytest.approx(2 * dropped * n * 8)
+        for h in (0, 1):  # the kept limbs' sums stay on the part
+            assert (ks.id, other, f"post{h}") not in succ[(ks.id, a, f"main{digits[-1]}")]
+
+
+def test_polynomials_are_tracked_apart():
+    """A key switch's ModUp reads only c1 of its input (c0 is added in c0's ModDown) and element-wise operations
+    are one task per polynomial: in a rotate-and-add chain, the next rotation's ModUp waits for the add's c1 task
+    alone, and the add's c1 for the rotation's c1 ModDown (post1)."""
+    g = programs.helr_graph(log_n=12, levels=5, features=16, insecure=True)
+    plat, costs = _setup(g)
+    pr = limb_split(g, plat, costs, 2)
+    nodes = {nd.id: nd for nd in g.nodes}
+    pred = {}
+    for u in range(len(pr.tasks)):
+        for v, _ in pr.succ[u]:
+            pred.setdefault(pr.tasks[v], set()).add(pr.tasks[u])
+    boot_starts = min(nd.id for nd in g.nodes if nd.op == "mod_raise")
+    checked = 0
+    for t in pr.tasks:
+        nd = nodes[t[0]]
+        if nd.id >= boot_starts:  # the iteration's chains, not the bootstrapping (raised values are not split)
+            continue
+        outside = {u for u in pred.get(t, ()) if u[0] != t[0]}
+        if nd.op == "rotate" and t[2].startswith("pre"):
+            assert outside and all(u[2] in ("c1", "post1") for u in outside), (t, outside)  # c1 alone
+            checked += 1
+        if nd.op == "add" and t[2] in ("c0", "c1"):
+            h = t[2][1]
+            assert all(u[2] in (f"c{h}", f"post{h}") for u in outside), (t, outside)
+            checked += 1
+    assert checked >= 8
 
 
 @pytest.mark.parametrize("parts,f,gp", [(2, 2, 0), (4, 4, 0), (2, 0, 2)])
@@ -125,8 +158,9 @@ def test_application_graphs_split(app):
 
 def test_stage_fractions_are_fractions():
     for op in ("rotate", "mul", "mul_sum", "rotate_many_raised", "mod_down", "mod_down_rescale", "rescale"):
-        pre, post = stage_fractions((12, 4, 2, 2), "fpga-u280", op, 2, 1, 2, True)
-        assert 0 < pre and 0 <= post and pre + post <= 0.95 + 1e-12, op
+        pre, post, ten = stage_fractions((12, 4, 2, 2), "fpga-u280", op, 2, 1, 2, True)
+        assert 0 < pre and 0 <= post and 0 <= ten and pre + post + ten <= 0.95 + 1e-12, op
+        assert (ten > 0) == (op in ("mul", "mul_sum")), op  # a product's d0 and d1 beside its key switch
     assert stage_fractions((12, 4, 2, 2), "h100", "rotate_many_raised", 2, 4, 1, True)[1] == 0.0  # raised: no ModDown
 
 

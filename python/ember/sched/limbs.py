@@ -14,20 +14,31 @@ exchanges between the parts:
               returns to Q): the owners of the dropped limbs (the special primes, the top prime) send them in
               coefficient form to every part, which converts them onto its kept limbs.
 
-So a key switch becomes, per part, `pre<d>` (its limbs of digit d to coefficient form, the tensor product first
-for mul / mul_sum) -> `main<d>` (digit d extended onto its limbs, NTT, the inner-product term; digit by digit, so
-the transfer of one digit overlaps the work on the previous one) -> `post` (ModDown); the last digit's work on
-the limbs the part drops comes first, as `mainP`, so that their exchange overlaps the rest of that digit. The
-exchanges are the edges pre<d>(i) -> main<d>(j) (a part sends its digits in order over each link: the edge of
-digit d carries the bytes of digits 0..d) and mainP(i) -> post(j), i != j, N words per limb. A dropping op is
-`pre` -> `post`; ModRaise (level 0 to the top) sends the one limb to every part; the level-0 BV key switch stays
-one task.
+A ciphertext's two polynomials are tracked apart: every part of a node ends in one task for c0 and one for c1
+(the same task where the value is not a plain ciphertext: raised values, digits), and each stage reads only the
+polynomials it needs. Element-wise operations are one task per polynomial (half the part's share each: c0 + m and
+the copy of c1 stream the same words). So in a rotate-and-add chain the next key switch starts on c1 while c0 is
+still being finished.
+
+A key switch becomes, per part: `pre<d>` (its limbs of digit d of c1 -- a product's d2 = c1 c1' -- to
+coefficient form; it reads c1 only) -> `main<d>` and `mainP<d>` (digit d extended onto the part's kept limbs,
+resp. onto the limbs it drops at the end -- its special primes, the top prime of a merged rescale --, NTT, the
+inner-product terms; digit by digit, so the transfer of one digit overlaps the work on the previous one; the
+dropped limbs' chain apart, so that their sums are ready, and sent, while the kept limbs' work goes on) ->
+`post1`, `post0` (ModDown of c1's sum, then c0's: c0's adds c0 of the input, rotated, or the product's d0, made
+by the product's `tensor` task, the d0 and d1 terms that the key switch does not read). The exchanges are the
+edges pre<d>(i) -> main<d>(j), mainP<d>(j) (a part sends its digits in order over each link: the edge of digit d
+carries the bytes of digits 0..d) and mainP<last>(i) -> post1(j), post0(j), i != j, N words per limb (c1's sums
+first; c0's edge carries both, as they follow each other on the link). A dropping op is `pre1` -> `post1` and
+`pre0` -> `post0` (c1's dropped limbs sent first, likewise); ModRaise (level 0 to the top) sends the one limb to
+every part; the level-0 BV key switch stays one task.
 
 Costs: a part's share of a stage is the node's cost on that device (the cost table, as for the unsplit graph)
 times the stage's fraction times the part's share of the limbs (its limb count over the level's); the stages'
-fractions come from the simulator's kernel model of the operation on the device's profile (pre: the tensor
-product where there is one and the iNTT of the decomposed polynomial, or the iNTT of the dropped limbs; post:
-the conversion of the dropped limbs onto the kept ones, their NTT and the subtraction; main: the rest), the
+fractions come from the simulator's kernel model of the operation on the device's profile (pre: d2 of the
+tensor product where there is one and the iNTT of the decomposed polynomial, or the iNTT of the dropped limbs;
+tensor: d0 and d1; post: the conversion of the dropped limbs onto the kept ones, their NTT and the subtraction;
+main: the rest, split between main and mainP by limb counts; the two polynomials' stages halve theirs), the
 built-in profile of a modelled device, this CPU's calibration for a CPU table (else the H100 profile's). Hence
 the parts of a node sum exactly to the node on every device, and with K = 1 the problem is ember.sched.plan's.
 
@@ -55,6 +66,7 @@ RESCALING = {"rescale", "mul_const", "mul_vector", "adjust_to"}  # drop the top 
 SIM_ALIAS = {"mul_vector": "mul_const"}  # the simulator's model of the same kernels
 DROPPING = {"mod_down", "mod_down_rescale"} | RESCALING
 SINGLE = {"key_switch_digits"}  # the BV switch at level 0: one limb, one task
+PER_POLY = LOCAL - {"rotate_raised_digits"}  # element-wise on c0 and c1 alike (rotate_raised_digits: on digits)
 KNOWN = LOCAL | KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING | SINGLE | {"mod_raise"}
 
 
@@ -77,8 +89,9 @@ def _profile(model: str):
 
 @lru_cache(maxsize=None)
 def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs: int, products: int,
-                    merged: bool) -> tuple[float, float]:
-    """(pre, post) fractions of the operation's modelled time on the device model's profile (main = the rest)."""
+                    merged: bool) -> tuple[float, float, float]:
+    """(pre, post, tensor) fractions of the operation's modelled time on the device model's profile (main = the
+    rest); tensor: a product's terms that the key switch does not read (d0 and d1 of each pair), 0 for the others."""
     from ..sim.graph_model import op_model
     from ..sim.kernels import EmberModel, Ring
     from ..sim.timing import predict
@@ -97,17 +110,23 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
     total = seconds(op_model(ring, SIM_ALIAS.get(op, op), [level] * arity, level, {"level": arg}, outputs,
                              cache_limbs=cache))
     if total <= 0:
-        return 0.0, 0.0
-    pre, post = EmberModel(ring, cache_limbs=cache), EmberModel(ring, cache_limbs=cache)
+        return 0.0, 0.0, 0.0
+    pre, post, tens = (EmberModel(ring, cache_limbs=cache) for _ in range(3))
     if op == "mod_raise":  # the one limb of c0 and c1 to coefficient form; the rest is main
         d = pre.tmp(1)
         for _ in range(2):
             pre.ntt(d, [0], inverse=True)
         drop, tails = 0, 0
     elif op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
-        if op in PRODUCTS:
+        if op in PRODUCTS:  # the tensor product (EmberModel._tensor): d2 = c1 c1' first, d0 and d1 beside the switch
             for _ in range(products):
-                pre._tensor(pre.ciphertext(q, "a"), pre.ciphertext(q, "b"))
+                a, b = tens.ciphertext(q, "a"), tens.ciphertext(q, "b")
+                d0, d1 = tens.tmp(q), tens.tmp(q)
+                tens.mul(d0, a.c0, b.c0)
+                tens.mul(d1, a.c0, b.c1)
+                tens.mul_add(d1, a.c1, b.c0)
+                a, b = pre.ciphertext(q, "a"), pre.ciphertext(q, "b")
+                pre.mul(pre.tmp(q), a.c1, b.c1)
         pre.ntt(pre.tmp(q), range(q), inverse=True, src=pre.ciphertext(q).c1)
         drop = ring.k + (1 if op in PRODUCTS and merged else 0)
         tails = 0 if op in KEY_SWITCH_RAISED else 2 * (outputs if op == "rotate_many" else 1)
@@ -125,10 +144,11 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
         post.ntt(out, range(kept), inverse=False)
         post.sub_mul_const(out, post.tmp(kept + drop), kept)
     f_pre, f_post = seconds(pre) / total, seconds(post) / total if tails else 0.0
-    if f_pre + f_post > 0.95:  # the sub-models are rooflines of their own: never let them eat the whole node
-        s = 0.95 / (f_pre + f_post)
-        f_pre, f_post = f_pre * s, f_post * s
-    return f_pre, f_post
+    f_ten = seconds(tens) / total if op in PRODUCTS else 0.0
+    if f_pre + f_post + f_ten > 0.95:  # the sub-models are rooflines of their own: never let them eat the whole node
+        s = 0.95 / (f_pre + f_post + f_ten)
+        f_pre, f_post, f_ten = f_pre * s, f_post * s, f_ten * s
+    return f_pre, f_post, f_ten
 
 
 def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
@@ -175,15 +195,15 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
         w = base.w[i]
         split = nd.op in KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING or nd.op == "mod_raise"
         fr = [stage_fractions(ring_shape, m, nd.op, nd.level, max(1, len(nd.outputs)), max(1, len(nd.inputs) // 2),
-                              bool(nd.params.get("merged", 1))) if split else (0.0, 0.0) for m in models]
-        f_pre, f_post = [x[0] for x in fr], [x[1] for x in fr]
+                              bool(nd.params.get("merged", 1))) if split else (0.0, 0.0, 0.0) for m in models]
+        f_pre, f_post, f_ten = [x[0] for x in fr], [x[1] for x in fr], [x[2] for x in fr]
 
         def task(key, mult_of_device):  # cost row: the node's cost on each device times the stage's multiplier
             cost[key] = [x if math.isinf(x) else x * mult_of_device(d) for d, x in enumerate(w)]
             return key
 
-        entries: dict = {}  # part -> [(task, fraction of the part's input bytes)]
-        exits[nd.id] = {}
+        entries: dict = {}  # part -> [(task, fraction of the part's limbs it reads, the polynomials it reads)]
+        exits[nd.id] = {}   # part -> (the task that makes its c0, the task that makes its c1)
         outs = max(1, len(nd.outputs)) if nd.op == "rotate_many" else 1
         pown = [sum(1 for t in range(q, q + k) if t % kp == j) for j in range(kp)]  # its special primes (of Q_l U P)
         # the limbs each part drops at the end: ModDown's special primes, the top prime of a rescale
@@ -194,31 +214,45 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
             digits = [(f, min(e, q)) for f, e in digit_ranges if f < min(e, q)]
             nd_ = len(digits)
             own = [[sum(1 for t in range(f, e) if t % kp == j) for f, e in digits] for j in range(kp)]
+            f_main = [1 - a - b - c for a, b, c in zip(f_pre, f_post, f_ten)]
             for j in range(kp):
                 sh = share(j, q, kp) / q
+                # ModUp reads c1 (of each operand: a product's d2 = c1 c1')
                 pres = {d: task((nd.id, j, f"pre{d}"), lambda dv, d=d: f_pre[dv] * own[j][d] / q)
                         for d in range(nd_) if own[j][d]}
-                # the extension, NTTs and inner products work on the part's limbs of Q_l U P
+                entries[j] = [(t, own[j][d] / max(1, share(j, q, kp)), (1,)) for d, t in pres.items()]
+                # the extension, NTTs and inner products work on the part's limbs of Q_l U P; those on the limbs
+                # ModDown drops (the part's special primes, the top prime of a merged rescale) are a chain of their
+                # own, "mainP<d>", beside the kept limbs' "main<d>": the dropped limbs' sums are then ready as soon
+                # as the last digit has arrived, and their exchange overlaps the kept limbs' work. Each digit's
+                # share is split by limb counts
                 msh = (share(j, q, kp) + pown[j]) / (q + k)
-                mains = [task((nd.id, j, f"main{d}"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_)
+                fP = drops[j] / (share(j, q, kp) + pown[j])
+                mains = [task((nd.id, j, f"main{d}"), lambda dv: f_main[dv] * msh / nd_ * (1 - fP))
                          for d in range(nd_)]
-                if nd.op in KEY_SWITCH_Q:
-                    # the last digit's work on the limbs ModDown drops (the part's special primes, the top prime
-                    # of a merged rescale) first, as its own task "mainP", so that their exchange overlaps its work
-                    # on the kept limbs; the two split that digit's share by limb counts
-                    mp = task((nd.id, j, "mainP"), lambda dv: (1 - f_pre[dv] - f_post[dv]) * msh / nd_
-                              * drops[j] / (share(j, q, kp) + pown[j]))
-                    cost[mains[-1]] = [x - y for x, y in zip(cost[mains[-1]], cost[mp])]
-                    mains = mains[:-1] + [mp, mains[-1]]
                 for x, y in zip(mains, mains[1:]):  # the inner products accumulate digit by digit
-                    edge(x, y, 2 * share(j, q + k, kp) * limb)
-                entries[j] = [(t, own[j][d] / max(1, share(j, q, kp))) for d, t in pres.items()] + [(mains[0], 1.0)]
-                last = mains[-1]
-                if nd.op in KEY_SWITCH_Q:
-                    post = task((nd.id, j, "post"), lambda dv: f_post[dv] * sh)
-                    edge(last, post, 2 * outs * share(j, q + k, kp) * limb)
-                    last = post
-                exits[nd.id][j] = last
+                    edge(x, y, 2 * outs * (share(j, q, kp) + pown[j] - drops[j]) * limb)
+                if nd.op in KEY_SWITCH_RAISED:  # raised outputs: P c0 (rotated) plus the sums, made by the last
+                    entries[j].append((mains[-1], 1.0, (0,)))
+                    exits[nd.id][j] = (mains[-1], mains[-1])
+                    continue
+                mps = [task((nd.id, j, f"mainP{d}"), lambda dv: f_main[dv] * msh / nd_ * fP) for d in range(nd_)]
+                for x, y in zip(mps, mps[1:]):
+                    edge(x, y, 2 * outs * drops[j] * limb)
+                # ModDown, one task per output polynomial: c1's first (the next key switch reads it), then c0's
+                # (+ c0 of the input, rotated, or a product's d0; c1's gets its d1)
+                posts = [task((nd.id, j, f"post{h}"), lambda dv: f_post[dv] * sh / 2) for h in range(2)]
+                for post in posts:
+                    edge(mains[-1], post, outs * (share(j, q, kp) + pown[j] - drops[j]) * limb)
+                    edge(mps[-1], post, outs * drops[j] * limb)
+                if nd.op in PRODUCTS:  # d0 and d1 of the tensor product: the part's own limbs, beside the key switch
+                    ten = task((nd.id, j, "tensor"), lambda dv: f_ten[dv] * sh)
+                    entries[j].append((ten, 1.0, (0, 1)))
+                    for post in posts:
+                        edge(ten, post, share(j, q, kp) * limb)
+                else:
+                    entries[j].append((posts[0], 1.0, (0,)))
+                exits[nd.id][j] = (posts[0], posts[1])
             # ModUp's exchange, digit by digit: each part's limbs of the digit, in coefficient form, to every part.
             # A part sends its digits in order over each link, so digit d arrives after the bytes of digits
             # 0..d: the edge carries them all (the pre tasks are chained in that order)
@@ -231,37 +265,50 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
                         if prev is not None:
                             edge((nd.id, a, f"pre{prev}"), (nd.id, a, f"pre{d}"), 0.0)
                         prev = d
-                        to = "mainP" if (nd.op in KEY_SWITCH_Q and d == nd_ - 1) else f"main{d}"
+                        tos = [f"main{d}"] + ([f"mainP{d}"] if nd.op in KEY_SWITCH_Q else [])
                         for b in range(kp):
-                            edge((nd.id, a, f"pre{d}"), (nd.id, b, to), (own[a][d] if a == b else sent) * limb)
-            if nd.op in KEY_SWITCH_Q:  # ModDown's: the dropped limbs, from mainP
+                            for to in tos:
+                                edge((nd.id, a, f"pre{d}"), (nd.id, b, to), (own[a][d] if a == b else sent) * limb)
+            if nd.op in KEY_SWITCH_Q:  # ModDown's: the dropped limbs' sums, c1's then c0's over each link
                 for a in range(kp):
                     for b in range(kp):
                         if a != b and drops[a]:
-                            edge((nd.id, a, "mainP"), (nd.id, b, "post"), 2 * outs * drops[a] * limb)
-        elif nd.op in DROPPING:
+                            for h, nb in ((1, 1), (0, 2)):
+                                edge((nd.id, a, f"mainP{nd_ - 1}"), (nd.id, b, f"post{h}"), nb * outs * drops[a] * limb)
+        elif nd.op in DROPPING:  # one pre and one post per polynomial, c1 first: its transfer and conversion come first
             for j in range(kp):
                 sh = share(j, q, kp) / q
-                pre = task((nd.id, j, "pre"), lambda dv: f_pre[dv] * sh)
-                post = task((nd.id, j, "post"), lambda dv: (1 - f_pre[dv]) * sh)
-                edge(pre, post, 2 * share(j, q, kp) * limb)
-                entries[j], exits[nd.id][j] = [(pre, 1.0)], post
+                pres = [task((nd.id, j, f"pre{h}"), lambda dv: f_pre[dv] * sh / 2) for h in range(2)]
+                posts = [task((nd.id, j, f"post{h}"), lambda dv: (1 - f_pre[dv]) * sh / 2) for h in range(2)]
+                for h in range(2):
+                    edge(pres[h], posts[h], share(j, q, kp) * limb)
+                edge(pres[1], pres[0], 0.0)  # (the sends' order: the edges below count c1's bytes before c0's)
+                entries[j] = [(pres[0], 1.0, (0,)), (pres[1], 1.0, (1,))]
+                exits[nd.id][j] = (posts[0], posts[1])
             for a in range(kp):
                 for b in range(kp):
                     if a != b and drops[a]:
-                        edge((nd.id, a, "pre"), (nd.id, b, "post"), 2 * drops[a] * limb)
+                        for h, nb in ((1, 1), (0, 2)):
+                            edge((nd.id, a, f"pre{h}"), (nd.id, b, f"post{h}"), nb * drops[a] * limb)
         elif nd.op == "mod_raise":  # the one limb (part 0) to coefficient form, then to every part
             pre = task((nd.id, 0, "pre"), lambda dv: f_pre[dv])
-            entries[0] = [(pre, 1.0)]
+            entries[0] = [(pre, 1.0, (0, 1))]
             for j in range(kp):
                 sh = share(j, q, kp) / q
-                exits[nd.id][j] = task((nd.id, j, "main"), lambda dv: (1 - f_pre[dv]) * sh)
-                edge(pre, exits[nd.id][j], 2 * limb)
+                t = task((nd.id, j, "main"), lambda dv: (1 - f_pre[dv]) * sh)
+                exits[nd.id][j] = (t, t)
+                edge(pre, t, 2 * limb)
+        elif nd.op in PER_POLY:  # element-wise on each polynomial: one task per polynomial, half the part's share
+            for j in range(kp):
+                sh = share(j, q, kp) / q
+                ts = [task((nd.id, j, f"c{h}"), lambda dv: sh / 2) for h in range(2)]
+                entries[j] = [(ts[0], 1.0, (0,)), (ts[1], 1.0, (1,))]
+                exits[nd.id][j] = (ts[0], ts[1])
         else:
             for j in range(kp):
                 sh = share(j, q, kp) / q
                 t = task((nd.id, j, "main"), lambda dv: sh)
-                entries[j], exits[nd.id][j] = [(t, 1.0)], t
+                entries[j], exits[nd.id][j] = [(t, 1.0, (0, 1))], (t, t)
         # data edges from the producers: part j of the producer to part j here (limb t belongs to part t mod K;
         # a level with fewer limbs than K parts has part t = limb t, so the index matches across levels); a
         # single-task node, or a part with no match, reads every part of the producer
@@ -271,9 +318,10 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
             for j, ents in entries.items():
                 srcs = [j] if (j < ukp and kp > 1) else list(range(ukp))
                 for a in srcs:
-                    nbytes = b * share(a, vq, ukp) / vq
-                    for t, frac in ents:
-                        edge(exits[un.id][a], t, nbytes * frac)
+                    nbytes = b * share(a, vq, ukp) / vq / 2  # per polynomial
+                    for t, frac, polys in ents:
+                        for h in polys:
+                            edge(exits[un.id][a][h], t, nbytes * frac)
     if overhead is not None:
         cost = overhead.charge(cost)
     return Problem(cost, edges, platform.bandwidth, platform.latency, platform.names)
