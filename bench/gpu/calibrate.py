@@ -34,7 +34,8 @@ def mix(z: int) -> int:
 
 
 def h100_profile():
-    spec = importlib.util.spec_from_file_location("ember_sim_devices", HERE.parent.parent / "python/ember/sim/devices.py")
+    path = HERE.parent.parent / "python/ember/sim/devices.py"
+    spec = importlib.util.spec_from_file_location("ember_sim_devices", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # (dataclasses look their module up)
     spec.loader.exec_module(mod)
@@ -93,12 +94,15 @@ def main(argv=None) -> int:
     rate = {r["kernel"]: r for r in records if "kernel" in r}
     out = [dict(dev, samples_checked=checked, note="measured on this GPU; the profile is the simulator's h100")]
     out.append({"what": "modular multiplications per second", "profile": prof.mul_per_s,
-                "measured_shoup": rate["mul_shoup"]["ops_per_s"], "measured_barrett": rate["mul_barrett"]["ops_per_s"],
+                "measured_shoup": rate["mul_shoup"]["ops_per_s"],
+                "measured_barrett": rate["mul_barrett"]["ops_per_s"],
                 "barrett_over_profile": rate["mul_barrett"]["ops_per_s"] / prof.mul_per_s})
     out.append({"what": "modular additions per second", "profile": prof.add_per_s,
-                "measured": rate["add_mod"]["ops_per_s"], "measured_over_profile": rate["add_mod"]["ops_per_s"] / prof.add_per_s})
+                "measured": rate["add_mod"]["ops_per_s"],
+                "measured_over_profile": rate["add_mod"]["ops_per_s"] / prof.add_per_s})
     out.append({"what": "DRAM bytes per second (copy, read + written)", "profile": prof.bandwidth,
-                "measured": rate["copy"]["bytes_per_s"], "measured_over_profile": rate["copy"]["bytes_per_s"] / prof.bandwidth})
+                "measured": rate["copy"]["bytes_per_s"],
+                "measured_over_profile": rate["copy"]["bytes_per_s"] / prof.bandwidth})
     for r in (r for r in records if r.get("kernel") == "ew_mul"):
         words = r["limbs"] << r["log_n"]
         model_s = max(r["bytes"] / prof.bandwidth, words / prof.mul_per_s)  # the aggregate roofline of Backend::mul
