@@ -21,7 +21,8 @@ simulate(schedule, cost) re-times a schedule's placement with other costs (e.g. 
 
 Data parallelism over the RNS limbs: limbs.limb_split(graph, platform, costs, K) is the problem of a graph whose
 every operation is split into K limb shares, ModUp (digit by digit) and ModDown being explicit exchanges between
-the shares (limbs.py); any scheduler runs on it (`ember schedule --limb-parts K`).
+the shares and a ciphertext's two polynomials tracked apart (limbs.py); any scheduler runs on it (`ember schedule
+--limb-parts K`).
 
 On graphs (ember.graph): plan.schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
 paper's Fig. 4 system, this machine, K Dask workers) and a CostTable (costs.py: measured by `ember profile`,
