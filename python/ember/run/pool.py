@@ -528,6 +528,7 @@ class _Run:
         publish = ("node", tid) in self.out_keys or any(self.placement.get(r) != w.slot
                                                          for r in self.dependents.get(tid, ()))
         msg = ("task", tid, t.label, t.op, t.params, fn_key, blob, args, inputs, self.profile, publish)
+        sent_at = time.monotonic()        # before the send: the worker may start (and finish) before it returns
         if not self.pool._send(w, msg):   # the worker died before we noticed: the task goes back
             self.ready.appendleft(tid)
             self.pool._died(w, self)
@@ -536,7 +537,7 @@ class _Run:
             w.fns.add(fn_key)
         for k in keys:
             self.where.setdefault(k, set()).add(w.slot)
-        self.dispatched[tid] = time.monotonic()
+        self.dispatched[tid] = sent_at
         w.tasks.append(tid)
         w.state = "busy"
 
