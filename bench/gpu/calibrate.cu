@@ -1,7 +1,8 @@
 // GPU calibration for the simulator's modelled device profile (ember.sim.devices: "h100"): what the device's
 // roofline assumes -- modular multiplications and additions per second, DRAM bandwidth -- measured on a real GPU
-// with plain CUDA kernels, and one element-wise product of two polynomials (Backend::mul: N = 2^16, 24 limbs)
-// timed against the model's prediction. Not part of Ember's build (no CUDA backend exists yet); driven by
+// with plain CUDA kernels; and one element-wise product of two polynomials (Backend::mul: N = 2^16, 24 limbs) and
+// a forward NTT (24 and 384 limbs) timed against the model's prediction. Not part of Ember's build (no CUDA
+// backend exists yet); driven by
 // bench/gpu/calibrate.py, which compiles it with nvcc, runs it and checks every sampled result against Python's
 // integers. Prints one JSON object per line.
 #include <cuda_runtime.h>
@@ -119,6 +120,90 @@ __global__ void copy(const ulonglong2* __restrict__ a, ulonglong2* __restrict__ 
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
+// Forward negacyclic NTT of N = 2^16 words per limb (Cooley-Tukey, twiddles psi^bitrev(i) with Shoup companions,
+// outputs in bit-reversed order, as the CPU backend's). Two kernels, each on 256-word slices in shared memory:
+// ntt_first does stages m = 1..128 (strides >= 256 words: slice c of a limb = its words c + 256 k), ntt_last
+// m = 256..2^15 (slice = 256 consecutive words). Within a slice, passes of 3, 3 and 2 stages, each thread taking
+// 2^stages words into registers (radix 8, 8, 4). Out of place (src -> dst), so repeated runs compute the same thing.
+constexpr int LOGN = 16, NN = 1 << LOGN, COLS = 16, CHUNKS = 4;
+
+// One pass of NS stages on the 256-word slice `at` (at(x): word x of the slice), first stride t (slice units),
+// m the first stage's index, ibase its first twiddle block: stage p's twiddle for word x is
+// tw[(m << p) + (ibase << p) + x / (2 (t >> p))]. g: this thread's group, in [0, 256 >> NS).
+template <int NS, class At>
+__device__ inline void ntt_pass(At at, int g, int t, int m, int ibase, const u64* tw, const u64* twp, u64 q) {
+    constexpr int R = 1 << NS;
+    const int d = t >> (NS - 1), x0 = (g / d) * 2 * t + g % d;
+    u64 v[R];
+#pragma unroll
+    for (int s = 0; s < R; ++s) v[s] = at(x0 + s * d);
+#pragma unroll
+    for (int p = 0; p < NS; ++p) {
+        const int h = 1 << (NS - 1 - p), tp = t >> p;
+#pragma unroll
+        for (int s = 0; s < R; ++s)
+            if (!(s & h)) {
+                const int i = (m << p) + (ibase << p) + (x0 + s * d) / (2 * tp);
+                const u64 u = v[s], w = mul_shoup(v[s + h], tw[i], twp[i], q);
+                v[s] = add_mod(u, w, q);
+                v[s + h] = u >= w ? u - w : u + q - w;
+            }
+    }
+#pragma unroll
+    for (int s = 0; s < R; ++s) at(x0 + s * d) = v[s];
+}
+
+__global__ void ntt_first(const u64* __restrict__ src, u64* __restrict__ dst, const u64* __restrict__ tw,
+                          const u64* __restrict__ twp, u64 q) {
+    __shared__ u64 sh[256 * COLS];  // sh[k * COLS + c] = x[r0 + c + 256 k]
+    const u64* x = src + (u64)blockIdx.y * NN;
+    u64* y = dst + (u64)blockIdx.y * NN;
+    const int r0 = blockIdx.x * COLS;
+    for (int idx = threadIdx.x; idx < 256 * COLS; idx += blockDim.x) sh[idx] = x[r0 + idx % COLS + 256 * (idx / COLS)];
+    __syncthreads();
+    // stage m has stride 2^15 / m words = 128 / m slice units; its twiddle block is k / (2 t): ibase 0
+    for (int g = threadIdx.x; g < 32 * COLS; g += blockDim.x) {
+        const int c = g % COLS;
+        ntt_pass<3>([&](int k) -> u64& { return sh[k * COLS + c]; }, g / COLS, 128, 1, 0, tw, twp, q);
+    }
+    __syncthreads();
+    for (int g = threadIdx.x; g < 32 * COLS; g += blockDim.x) {
+        const int c = g % COLS;
+        ntt_pass<3>([&](int k) -> u64& { return sh[k * COLS + c]; }, g / COLS, 16, 8, 0, tw, twp, q);
+    }
+    __syncthreads();
+    for (int g = threadIdx.x; g < 64 * COLS; g += blockDim.x) {
+        const int c = g % COLS;
+        ntt_pass<2>([&](int k) -> u64& { return sh[k * COLS + c]; }, g / COLS, 2, 64, 0, tw, twp, q);
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 256 * COLS; idx += blockDim.x) y[r0 + idx % COLS + 256 * (idx / COLS)] = sh[idx];
+}
+
+__global__ void ntt_last(u64* __restrict__ a, const u64* __restrict__ tw, const u64* __restrict__ twp, u64 q) {
+    __shared__ u64 sh[256 * CHUNKS];
+    u64* x = a + (u64)blockIdx.y * NN + 256 * CHUNKS * (u64)blockIdx.x;
+    for (int i = threadIdx.x; i < 256 * CHUNKS; i += blockDim.x) sh[i] = x[i];
+    __syncthreads();
+    // slice b (of the limb) at stride t words: stage m = 2^15 / t, twiddle block b (128 / t) + l / (2 t)
+    for (int g = threadIdx.x; g < 32 * CHUNKS; g += blockDim.x) {
+        const int ch = g / 32, b = blockIdx.x * CHUNKS + ch;
+        ntt_pass<3>([&](int l) -> u64& { return sh[ch * 256 + l]; }, g % 32, 128, 256, b, tw, twp, q);
+    }
+    __syncthreads();
+    for (int g = threadIdx.x; g < 32 * CHUNKS; g += blockDim.x) {
+        const int ch = g / 32, b = blockIdx.x * CHUNKS + ch;
+        ntt_pass<3>([&](int l) -> u64& { return sh[ch * 256 + l]; }, g % 32, 16, 2048, b * 8, tw, twp, q);
+    }
+    __syncthreads();
+    for (int g = threadIdx.x; g < 64 * CHUNKS; g += blockDim.x) {
+        const int ch = g / 64, b = blockIdx.x * CHUNKS + ch;
+        ntt_pass<2>([&](int l) -> u64& { return sh[ch * 256 + l]; }, g % 64, 2, 16384, b * 64, tw, twp, q);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256 * CHUNKS; i += blockDim.x) x[i] = sh[i];
+}
+
 template <class F>
 double median_ms(F launch, int reps = 20) {
     cudaEvent_t s, e;
@@ -218,6 +303,49 @@ int main() {
         CHECK(cudaFree(z));
         CHECK(cudaFree(dq));
         CHECK(cudaFree(dm));
+    }
+    // the forward NTT over 24 and 384 limbs (one modulus, q = 1 mod 2^17; psi a primitive 2^17-th root of unity)
+    {
+        const u64 qn = 1152921504606584833ULL, psi = 987813353222176621ULL;
+        std::vector<u64> pw(NN), tw(NN), twp(NN);
+        pw[0] = 1;
+        for (int e = 1; e < NN; ++e) pw[e] = (u64)((u128)pw[e - 1] * psi % qn);
+        for (int i = 0; i < NN; ++i) {
+            int r = 0;
+            for (int b = 0; b < LOGN; ++b) r |= ((i >> b) & 1) << (LOGN - 1 - b);
+            tw[i] = pw[r];
+            twp[i] = (u64)(((u128)tw[i] << 64) / qn);
+        }
+        u64 *dtw, *dtwp;
+        CHECK(cudaMalloc(&dtw, NN * 8));
+        CHECK(cudaMalloc(&dtwp, NN * 8));
+        CHECK(cudaMemcpy(dtw, tw.data(), NN * 8, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(dtwp, twp.data(), NN * 8, cudaMemcpyHostToDevice));
+        for (int limbs : {24, 384}) {
+            const u64 n = (u64)limbs * NN;
+            std::vector<u64> qs(limbs, qn);
+            u64 *src, *dst, *dq;
+            CHECK(cudaMalloc(&src, n * 8));
+            CHECK(cudaMalloc(&dst, n * 8));
+            CHECK(cudaMalloc(&dq, limbs * 8));
+            CHECK(cudaMemcpy(dq, qs.data(), limbs * 8, cudaMemcpyHostToDevice));
+            fill<<<1024, 256>>>(src, n, NN, dq, 3);
+            ms = median_ms([&] {
+                ntt_first<<<dim3(256 / COLS, limbs), 256>>>(src, dst, dtw, dtwp, qn);
+                ntt_last<<<dim3(NN / (256 * CHUNKS), limbs), 128>>>(dst, dtw, dtwp, qn);
+            });
+            std::printf("{\"kernel\": \"ntt_forward\", \"log_n\": %d, \"limbs\": %d, \"ms\": %.5f, \"q\": \"%llu\", "
+                        "\"psi\": \"%llu\", \"limbs_per_s\": %.4e}\n", LOGN, limbs, ms, qn, psi, limbs / (ms * 1e-3));
+            if (limbs == 24) {
+                print_samples("ntt_first_limb", dst, NN, 257);
+                print_samples("ntt_last_limb", dst + (u64)(limbs - 1) * NN, NN, 257);
+            }
+            CHECK(cudaFree(src));
+            CHECK(cudaFree(dst));
+            CHECK(cudaFree(dq));
+        }
+        CHECK(cudaFree(dtw));
+        CHECK(cudaFree(dtwp));
     }
     CHECK(cudaFree(out));
     return 0;

@@ -5,8 +5,8 @@
 Compiles bench/gpu/calibrate.cu (nvcc -O3, sm_90 and the device's own architecture), runs it, checks every
 sampled result against Python's integers (Shoup and Barrett products, modular sums, the element-wise product of a
 polynomial pair), then prints JSON lines: the measured rates beside the profile's assumptions (modular
-multiplications and additions per second, DRAM bandwidth) and the element-wise product Backend::mul at
-N = 2^16 with 24 limbs, measured against the profile's roofline prediction. The profile's module is loaded
+multiplications and additions per second, DRAM bandwidth), and the element-wise product Backend::mul and a
+forward NTT at N = 2^16 (24 and 384 limbs) measured against the profile's roofline prediction. The profile's module is loaded
 from the source tree by path, so neither Ember's build nor its C++ extension is needed there. Exits non-zero
 when a sample is wrong. The profile itself is not changed by this script: the figures are facts for it.
 """
@@ -42,6 +42,28 @@ def h100_profile():
     return mod.BUILTIN["h100"]
 
 
+def ntt_reference(a: list, q: int, psi: int) -> list:
+    """The forward negacyclic NTT as calibrate.cu computes it (Cooley-Tukey, twiddles psi^bitrev(i), outputs in
+    bit-reversed order), with Python's integers."""
+    n = len(a)
+    lg = n.bit_length() - 1
+    pw = [1] * n
+    for e in range(1, n):
+        pw[e] = pw[e - 1] * psi % q
+    tw = [pw[int(format(i, f"0{lg}b")[::-1], 2)] for i in range(n)]
+    a = list(a)
+    t, m = n, 1
+    while m < n:
+        t //= 2
+        for i in range(m):
+            s = tw[m + i]
+            for j in range(2 * i * t, 2 * i * t + t):
+                u, v = a[j], a[j + t] * s % q
+                a[j], a[j + t] = (u + v) % q, (u - v) % q
+        m *= 2
+    return a
+
+
 def check(records: list[dict]) -> int:
     """Recomputes every sample; returns the number checked (raises on the first wrong one)."""
     kern = {r["kernel"]: r for r in records if "kernel" in r and r["kernel"] != "ew_mul"}
@@ -50,6 +72,16 @@ def check(records: list[dict]) -> int:
         if "samples" not in r:
             continue
         name, step, vals = r["samples"], r["step"], [int(v) for v in r["values"]]
+        if name.startswith("ntt_"):
+            k = next(x for x in records if x.get("kernel") == "ntt_forward" and x["limbs"] == 24)
+            q, psi, n = int(k["q"]), int(k["psi"]), 1 << k["log_n"]
+            limb = 0 if name == "ntt_first_limb" else k["limbs"] - 1
+            want = ntt_reference([mix((limb * n + i) ^ 3) % q for i in range(n)], q, psi)
+            for j, got in enumerate(vals):
+                if got != want[j * step]:
+                    raise AssertionError(f"{name} word {j * step}: {got} != {want[j * step]}")
+                checked += 1
+            continue
         if name == "ew_mul":
             q0, n_ring = (1 << 60) - 93, 1 << 16
             for k, got in enumerate(vals):
@@ -109,6 +141,15 @@ def main(argv=None) -> int:
         out.append({"what": f"Backend::mul, N = 2^{r['log_n']}, {r['limbs']} limbs", "model_ms": model_s * 1e3,
                     "measured_ms": r["ms"], "measured_over_model": r["ms"] / (model_s * 1e3),
                     "measured_bytes_per_s": r["bytes_per_s"]})
+    for r in (r for r in records if r.get("kernel") == "ntt_forward"):
+        n, lg = 1 << r["log_n"], r["log_n"]
+        muls, adds, moved = r["limbs"] * n // 2 * lg, r["limbs"] * n * lg, r["limbs"] * 2 * n * 8
+        compute = muls / prof.mul_per_s + adds / prof.add_per_s
+        model_s = max(compute, moved / prof.bandwidth)  # the aggregate roofline (sim.timing.aggregate)
+        out.append({"what": f"forward NTT, N = 2^{lg}, {r['limbs']} limbs", "model_ms": model_s * 1e3,
+                    "model_compute_ms": compute * 1e3, "model_memory_ms": moved / prof.bandwidth * 1e3,
+                    "measured_ms": r["ms"], "measured_over_model": r["ms"] / (model_s * 1e3),
+                    "measured_us_per_limb": r["ms"] * 1e3 / r["limbs"]})
     for o in out:
         print(json.dumps(o))
     if args.out:

@@ -10,9 +10,9 @@ Sources
           SM, 67 TFLOPS FP32 at boost (=> 1.98 GHz). INT32 issue rate: 132 x 64 x 1.98e9 = 1.67e13 op/s.
           Assumption (ours, not published): a 64-bit Shoup modular multiplication takes 16 INT32 instructions
           (64x64->128 partial products, the quotient estimate, the correction), a modular addition 3.
-          Measured on an H200 (same SMs and clocks; bench/gpu/README.md, 2026-11-27): Shoup products 0.81x,
+          Measured on an H200 (same SMs and clocks; bench/gpu/README.md, 2026-11-27): Shoup products 0.80x,
           Barrett products of two variables 0.31x, additions 0.49x these rates; element-wise kernels at scale
-          within 2 % of the roofline (memory-bound).
+          within 2 % of the roofline (memory-bound); a plain NTT kernel of ours 2.2-3x the modelled time.
   [001]   Agrawal et al., MAD: Memory-Aware Design Techniques for Accelerating FHE, MICRO 2023, Table 6: ASIC
           designs at 1 GHz with one modular operation per multiplier per cycle: the MAD design next to the GPU
           (2250 multipliers, 900 GB/s, 32 MB), F1 (18432, 1 TB/s, 64 MB), BTS (8192, 1 TB/s, 512 MB),
