@@ -2,9 +2,8 @@
 // roofline assumes -- modular multiplications and additions per second, DRAM bandwidth -- measured on a real GPU
 // with plain CUDA kernels; and one element-wise product of two polynomials (Backend::mul: N = 2^16, 24 limbs) and
 // a forward NTT (24 and 384 limbs) timed against the model's prediction. Not part of Ember's build (no CUDA
-// backend exists yet); driven by
-// bench/gpu/calibrate.py, which compiles it with nvcc, runs it and checks every sampled result against Python's
-// integers. Prints one JSON object per line.
+// backend exists yet); driven by bench/gpu/calibrate.py, which compiles it with nvcc, runs it and checks every
+// sampled result against Python's integers. Prints one JSON object per line.
 #include <cuda_runtime.h>
 
 #include <algorithm>
