@@ -120,13 +120,8 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
     elif op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
         if op in PRODUCTS:  # the tensor product (EmberModel._tensor): d2 = c1 c1' first, d0 and d1 beside the switch
             for _ in range(products):
-                a, b = tens.ciphertext(q, "a"), tens.ciphertext(q, "b")
-                d0, d1 = tens.tmp(q), tens.tmp(q)
-                tens.mul(d0, a.c0, b.c0)
-                tens.mul(d1, a.c0, b.c1)
-                tens.mul_add(d1, a.c1, b.c0)
-                a, b = pre.ciphertext(q, "a"), pre.ciphertext(q, "b")
-                pre.mul(pre.tmp(q), a.c1, b.c1)
+                tens._tensor_d01(tens.ciphertext(q, "a"), tens.ciphertext(q, "b"))
+                pre._tensor_d2(pre.ciphertext(q, "a"), pre.ciphertext(q, "b"))
         pre.ntt(pre.tmp(q), range(q), inverse=True, src=pre.ciphertext(q).c1)
         drop = ring.k + (1 if op in PRODUCTS and merged else 0)
         tails = 0 if op in KEY_SWITCH_RAISED else 2 * (outputs if op == "rotate_many" else 1)

@@ -476,12 +476,22 @@ class EmberModel:
         return Ct(self.divide_by_dropped(a.c0, 1), self.divide_by_dropped(a.c1, 1))
 
     def _tensor(self, a: Ct, b: Ct):
-        d0, d1, d2 = (self.tmp(a.q, name=f"d{i}") for i in range(3))
+        d0, d1 = self._tensor_d01(a, b)
+        return d0, d1, self._tensor_d2(a, b)
+
+    def _tensor_d01(self, a: Ct, b: Ct):
+        """d0 = c0 c0' and d1 = c0 c1' + c1 c0' (the terms relinearization does not decompose)."""
+        d0, d1 = (self.tmp(a.q, name=f"d{i}") for i in range(2))
         self.mul(d0, a.c0, b.c0)
         self.mul(d1, a.c0, b.c1)
         self.mul_add(d1, a.c1, b.c0)
+        return d0, d1
+
+    def _tensor_d2(self, a: Ct, b: Ct):
+        """d2 = c1 c1' (the term relinearization decomposes)."""
+        d2 = self.tmp(a.q, name="d2")
         self.mul(d2, a.c1, b.c1)
-        return d0, d1, d2
+        return d2
 
     def mul_ct(self, a: Ct, b: Ct, merged: Optional[bool] = None) -> Ct:
         """Ciphertext product, relinearized and rescaled; merged: MAD's single ModDown by P q_l."""
