@@ -52,9 +52,13 @@ peers: install
 # --- dependencies ------------------------------------------------------------------------------
 deps: apt-deps py-deps
 
-# Debian packages, installed only when one is missing (needs root or sudo).
+# Debian packages, installed only when one is missing (needs root or sudo). A name without an architecture means the
+# native one (or `all`): once a foreign architecture's instance is installed too (`make test-arm64` adds arm64
+# libraries), a bare `dpkg -s libssl-dev` is ambiguous and fails.
 define apt_install
-	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; arch=$$(dpkg --print-architecture); for p in $(1); do \
+	  case $$p in *:*) q=$$p;; *) q=$$p:$$arch;; esac; \
+	  dpkg -s $$q >/dev/null 2>&1 || dpkg -s $${p%%:*}:all >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

@@ -1,12 +1,13 @@
-// Micro-benchmark of the negacyclic NTT paths (scalar, AVX-512F, AVX-512 IFMA), one thread.
+// Micro-benchmark of the negacyclic NTT paths (scalar, and on x86-64 AVX2, AVX-512F, AVX-512 IFMA), one thread.
 //
-//   ember_ntt_bench [--log-n 16[,17...]] [--bits 50,60] [--runs 200] [--warmup 20] [--paths scalar,avx512,ifma]
+//   ember_ntt_bench [--log-n 16[,17...]] [--bits 50,60] [--runs 200] [--warmup 20] [--paths scalar,avx2,avx512,ifma]
 //
 // Prints one JSON line per (path, log_n, bits) with median / min / max microseconds of the forward and the
 // inverse transform over `runs` timed runs (each run is timed on its own, in place, on a 64-byte aligned buffer,
 // after a warm-up of at least 100 ms).
 // bits = 50 means the largest NTT prime below 2^50 (the IFMA ceiling); other values the NTT prime nearest 2^bits.
-// Paths the CPU (or the modulus) does not support are skipped.
+// Paths the CPU (or the modulus) does not support are skipped; builds for other architectures (aarch64) have the
+// scalar path only ("dispatch" says which path ntt_forward takes).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,7 @@ Stats time_fn(Fn f, u64* a, const NttTables& tb, int runs, int warmup) {
 int main(int argc, char** argv) {
     std::vector<int> log_ns = {16}, bits_list = {50, 60};
     int runs = 200, warmup = 20;
-    std::string paths = "scalar,avx512,ifma";
+    std::string paths = "scalar,avx2,avx512,ifma";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto next = [&] { return option_value(argc, argv, i); };
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: %s [--log-n 16[,17]] [--bits 50,60] [--runs 200] [--warmup 20] "
-                         "[--paths scalar,avx512,ifma]\n",
+                         "[--paths scalar,avx2,avx512,ifma]\n",
                          argv[0]);
             return 2;
         }
@@ -70,8 +71,11 @@ int main(int argc, char** argv) {
             };
             const P ps[] = {
                 {"scalar", true, ntt_forward_scalar, ntt_inverse_scalar},
+#if defined(__x86_64__)  // the vector kernels exist in x86-64 builds only
+                {"avx2", detail::ntt_avx2_supported(tb), detail::ntt_forward_avx2, detail::ntt_inverse_avx2},
                 {"avx512", detail::ntt_avx512_supported(tb), detail::ntt_forward_avx512, detail::ntt_inverse_avx512},
                 {"ifma", detail::ntt_ifma_supported(tb), detail::ntt_forward_ifma, detail::ntt_inverse_ifma},
+#endif
             };
             u64* a = static_cast<u64*>(std::aligned_alloc(64, n * sizeof(u64)));
             for (const P& p : ps) {

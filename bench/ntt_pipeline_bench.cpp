@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
             inverse ? ntt_inverse(j.data, *j.tb, nd, nt) : ntt_forward(j.data, *j.tb, nd, nt);
             return;
         }
+#if defined(__x86_64__)
         // a forced twiddle layout: straight to the kernel of the path ntt_forward would take
         const detail::Twiddles tw = twiddles == "full" ? detail::Twiddles::kFull : detail::Twiddles::kCompact;
         detail::NttPrefetch pf(nd, nd ? nt->n * sizeof(u64) : 0);
@@ -134,6 +135,10 @@ int main(int argc, char** argv) {
         const bool ifma = std::strcmp(ntt_path(*j.tb), "ifma") == 0;
         if (inverse) ifma ? detail::ntt_inverse_ifma(j.data, *j.tb, ppf, tw) : detail::ntt_inverse_avx512(j.data, *j.tb, ppf, tw);
         else ifma ? detail::ntt_forward_ifma(j.data, *j.tb, ppf, tw) : detail::ntt_forward_avx512(j.data, *j.tb, ppf, tw);
+#else
+        // no vector kernels outside x86-64 (the scalar path has one twiddle layout): --twiddles is ignored
+        inverse ? ntt_inverse(j.data, *j.tb, nd, nt) : ntt_forward(j.data, *j.tb, nd, nt);
+#endif
 #endif
     };
 

@@ -43,6 +43,10 @@ std::vector<std::vector<u64>> inputs(std::size_t n, u64 q, std::uint64_t seed) {
 }  // namespace
 
 int main() {
+#if !defined(__x86_64__)
+    std::printf("no vector NTT kernels in this build (they are x86-64 only): nothing to check\n");
+    return 0;
+#else
     const int bits[] = {20, 30, 40, 45, 49, 50, 55, 59, 60, 61};
     int failures = 0;
     long checked[2][2] = {};
@@ -80,4 +84,5 @@ int main() {
             std::printf("%s %s: %ld inputs, forward and inverse bit-identical to the scalar reference\n",
                         path ? "avx512" : "ifma", tw ? "compact" : "full", checked[path][tw]);
     return failures;
+#endif
 }

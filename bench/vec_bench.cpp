@@ -1,12 +1,15 @@
 // Micro-benchmark of the element-wise kernels and of the RNS base conversion, one thread: a baseline ("old") against
 // the dispatched implementations ("new": IFMA where the CPU and the modulus allow it, else AVX-512F, else the
-// scalar code; EMBER_SIMD=scalar|avx512 caps that). The baseline of the element-wise kernels is, with --vs old
+// AVX2 lanes, else the scalar code; EMBER_SIMD=scalar|avx2|avx512|ifma caps that). The baseline of the element-wise kernels is, with --vs old
 // (default), the previous scalar implementations reproduced below from the code they replaced, and with
 // --vs scalar the current scalar kernels (detail::vec_*_scalar: what runs without AVX-512); vec_mul_const_add and
 // vec_sub_mul_const have no previous implementation and are measured against the scalar kernels in either mode.
+// vec_dot is measured for each count of --terms (default 3; key switching has 2 * dnum terms, up to 32), and each such
+// count adds a record "vec_dot_scalar": the streaming scalar kernel (detail::vec_dot_scalar) against the scalar
+// kernel it replaced (baseline "percoeff", reproduced below: every term's word of one coefficient, then the next).
 //
-//   ember_vec_bench [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked]
-//                   [--vs old|scalar]
+//   ember_vec_bench [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--terms 3] [--clock cpu|wall] [--only vec,conv]
+//                   [--blocked] [--vs old|scalar]
 //
 // Prints one JSON line per (kernel, bits) with the median nanoseconds per coefficient of `runs` timed runs of each
 // implementation (old and new runs alternate, so both see the same machine load and cache state; --blocked runs
@@ -63,6 +66,30 @@ void old_vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t
             const u64 r = m.reduce128(acc);
             out[i] = t0 == 0 ? r : m.add(out[i], r);
         }
+    }
+}
+// The scalar vec_dot before the streaming one (math/vec_ops.cpp): per coefficient, one word of every term, 128-bit
+// sums reduced with the Barrett64 constants once per dot_barrett_chunk terms (dot_fixed for 1..4 terms: the same loop).
+inline u64 percoeff_reduce(u128 x, const detail::Barrett64& br) {
+    const u64 q = br.q;
+    const u64 xl = static_cast<u64>(x), xh = static_cast<u64>(x >> 64);
+    const u64 qh = mulhi64((xh << (64 - br.s)) | (xl >> br.s), br.mu);
+    return detail::csub(detail::csub(xl - qh * q, q), q);
+}
+void percoeff_vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+    const detail::Barrett64 br(m);
+    if (terms == 0) return;
+    if (!br.ok) return detail::vec_dot_scalar(out, a, b, terms, n, m);
+    const std::size_t chunk = detail::dot_barrett_chunk(m);
+    for (std::size_t i = 0; i < n; ++i) {
+        u128 x = 0;
+        std::size_t used = 0;
+        for (std::size_t t = 0; t < terms; ++t) {
+            if (used == chunk) { x = percoeff_reduce(x, br); used = 0; }
+            x += static_cast<u128>(a[t][i]) * b[t][i];
+            ++used;
+        }
+        out[i] = percoeff_reduce(x, br);
     }
 }
 void old_convert(const BaseConverter& cv, const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) {
@@ -129,8 +156,13 @@ std::vector<u64> rand_vec(std::size_t n, u64 q, std::mt19937_64& rng) {
 
 /// The path the dispatched element-wise kernels take for m (the products; the additive ones need no IFMA).
 const char* vec_path(const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return "ifma";
     if (detail::vec_avx512_supported()) return "avx512";
+    if (detail::vec_avx2_supported()) return "avx2";
+#else
+    (void)m;
+#endif
     return "scalar";
 }
 
@@ -150,6 +182,7 @@ int main(int argc, char** argv) {
     std::size_t n = 65536;
     int runs = 31, warmup = 3;
     std::vector<int> bits_list = {50, 60};
+    std::vector<int> terms_list = {3};
     std::string only = "vec,conv";
     bool vs_scalar = false;
     for (int i = 1; i < argc; ++i) {
@@ -159,14 +192,18 @@ int main(int argc, char** argv) {
         else if (arg == "--runs") runs = std::max(1, std::atoi(next()));
         else if (arg == "--warmup") warmup = std::max(0, std::atoi(next()));
         else if (arg == "--bits") bits_list = parse_list(next());
+        else if (arg == "--terms") terms_list = parse_list(next());
         else if (arg == "--clock") g_cpu_clock = std::string(next()) != "wall";
         else if (arg == "--only") only = next();
         else if (arg == "--blocked") g_blocked = true;
         else if (arg == "--vs") vs_scalar = std::string(next()) == "scalar";
         else {
-            std::fprintf(stderr, "usage: %s [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--clock cpu|wall] [--only vec,conv] [--blocked] [--vs old|scalar]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--n 65536] [--runs 31] [--warmup 3] [--bits 50,60] [--terms 3] [--clock cpu|wall] [--only vec,conv] [--blocked] [--vs old|scalar]\n", argv[0]);
             return 2;
         }
+    }
+    for (int t : terms_list) {
+        if (t < 1) { std::fprintf(stderr, "--terms: counts must be positive\n"); return 2; }
     }
     std::mt19937_64 rng(42);
 
@@ -179,10 +216,11 @@ int main(int argc, char** argv) {
             auto a = rand_vec(n, q, rng), b = rand_vec(n, q, rng), acc = rand_vec(n, q, rng);
             std::vector<u64> out(n), out2(n);
             const MulConst c(rand_vec(1, q, rng)[0], m);
+            const int max_terms = *std::max_element(terms_list.begin(), terms_list.end());
             std::vector<std::vector<u64>> A, Bv;
-            for (int t = 0; t < 3; ++t) { A.push_back(rand_vec(n, q, rng)); Bv.push_back(rand_vec(n, q, rng)); }
-            const u64* pa[3] = {A[0].data(), A[1].data(), A[2].data()};
-            const u64* pb[3] = {Bv[0].data(), Bv[1].data(), Bv[2].data()};
+            std::vector<const u64*> pa, pb;
+            for (int t = 0; t < max_terms; ++t) { A.push_back(rand_vec(n, q, rng)); Bv.push_back(rand_vec(n, q, rng)); }
+            for (int t = 0; t < max_terms; ++t) { pa.push_back(A[t].data()); pb.push_back(Bv[t].data()); }
             // old(out), new(out2) from the same starting values (the accumulating kernels run as often in both)
             auto run = [&](const std::string& kernel, const JsonLine& extra, const char* baseline,
                            const std::function<void(u64*)>& old_fn, const std::function<void(u64*)>& new_fn) {
@@ -199,9 +237,12 @@ int main(int argc, char** argv) {
             run("vec_mul_add", none, base,
                 [&](u64* o) { (vs_scalar ? detail::vec_mul_add_scalar : old_vec_mul_add)(o, a.data(), b.data(), n, m); },
                 [&](u64* o) { vec_mul_add(o, a.data(), b.data(), n, m); });
-            run("vec_dot", JsonLine(true).num("terms", 3), base,
-                [&](u64* o) { (vs_scalar ? detail::vec_dot_scalar : old_vec_dot)(o, pa, pb, 3, n, m); },
-                [&](u64* o) { vec_dot(o, pa, pb, 3, n, m); });
+            for (int terms : terms_list) {
+                const std::size_t T = static_cast<std::size_t>(terms);
+                run("vec_dot", JsonLine(true).num("terms", terms), base,
+                    [&](u64* o) { (vs_scalar ? detail::vec_dot_scalar : old_vec_dot)(o, pa.data(), pb.data(), T, n, m); },
+                    [&](u64* o) { vec_dot(o, pa.data(), pb.data(), T, n, m); });
+            }
             run("vec_mul_const", none, base,
                 [&](u64* o) { (vs_scalar ? detail::vec_mul_const_scalar : old_vec_mul_const)(o, a.data(), c, n, m); },
                 [&](u64* o) { vec_mul_const(o, a.data(), c, n, m); });
@@ -211,6 +252,16 @@ int main(int argc, char** argv) {
             run("vec_sub_mul_const", none, "scalar",
                 [&](u64* o) { detail::vec_sub_mul_const_scalar(o, a.data(), b.data(), c, n, m); },
                 [&](u64* o) { vec_sub_mul_const(o, a.data(), b.data(), c, n, m); });
+            // the streaming scalar dot against the per-coefficient one it replaced (new_path: scalar whatever the CPU)
+            for (int terms : terms_list) {
+                const std::size_t T = static_cast<std::size_t>(terms);
+                out = acc, out2 = acc;
+                emit("vec_dot_scalar", JsonLine(true).num("bits", bits).num("terms", terms).str("baseline", "percoeff"), n, runs,
+                     time_pair([&] { percoeff_vec_dot(out.data(), pa.data(), pb.data(), T, n, m); },
+                               [&] { detail::vec_dot_scalar(out2.data(), pa.data(), pb.data(), T, n, m); }, n, runs, warmup),
+                     "scalar");
+                if (out != out2) { std::fprintf(stderr, "vec_dot_scalar: percoeff and streaming differ\n"); std::exit(1); }
+            }
         }
     }
 

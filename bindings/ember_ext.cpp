@@ -24,6 +24,7 @@
 #include "ckks/symbolic.hpp"
 #include "io/serialize.hpp"
 #include "math/cpu_features.hpp"
+#include "math/kernel_paths.hpp"
 #include "math/ntt.hpp"
 #include "math/primes.hpp"
 #include "trace/trace.hpp"
@@ -410,7 +411,19 @@ NB_MODULE(_ember, m) {
     m.def("cpu_features", [] {
         const auto& f = cpu_features();
         nb::dict d;
-        d["avx512f"] = f.avx512f; d["avx512ifma"] = f.avx512ifma;
+        d["name"] = cpu_name();
+        d["avx2"] = f.avx2; d["bmi2"] = f.bmi2; d["fma"] = f.fma;
+        d["avx512f"] = f.avx512f; d["avx512dq"] = f.avx512dq; d["avx512vl"] = f.avx512vl; d["avx512bw"] = f.avx512bw;
+        d["avx512ifma"] = f.avx512ifma; d["neon"] = f.neon;
+        d["best"] = simd_path_name(f.best);
+        d["path"] = simd_path_name(f.path);
+        d["forced"] = f.forced;
         return d;
-    });
+    }, "The CPU's features, the best kernel path it supports and the path in use (EMBER_SIMD caps it; a bad value "
+       "raises RuntimeError naming the choices).");
+    m.def("kernel_paths", [](const std::vector<u64>& primes) {
+        nb::dict d;
+        for (const auto& [family, path] : kernel_paths(primes)) d[family.c_str()] = path;
+        return d;
+    }, nb::arg("primes"), "The kernel path each family takes for these primes on this CPU.");
 }

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <vector>
 
-#include <immintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>  // _addcarry_u64 / _subborrow_u64 (baseline x86-64: ADC / SBB)
+#endif
 
 #include "math/modarith.hpp"
 
@@ -23,14 +25,41 @@ inline void mask_bits(u64* a, std::size_t n, int bits) {
     for (std::size_t i = full + 1; i < n; ++i) a[i] = 0;
 }
 
+/// One word of a carry (borrow) chain: *s = a + b + c (a - b - c) mod 2^64, returns the carry (borrow) out, c in {0, 1}.
+/// x86-64: ADC / SBB through the intrinsics; elsewhere (aarch64: ADDS / ADCS, SUBS / SBCS) a 128-bit sum.
+inline unsigned char add_carry(unsigned char c, u64 a, u64 b, u64* s) {
+#if defined(__x86_64__)
+    unsigned long long r;
+    c = _addcarry_u64(c, a, b, &r);
+    *s = r;
+    return c;
+#else
+    const u128 t = static_cast<u128>(a) + b + c;
+    *s = static_cast<u64>(t);
+    return static_cast<unsigned char>(t >> 64);
+#endif
+}
+inline unsigned char sub_borrow(unsigned char c, u64 a, u64 b, u64* s) {
+#if defined(__x86_64__)
+    unsigned long long r;
+    c = _subborrow_u64(c, a, b, &r);
+    *s = r;
+    return c;
+#else
+    const u128 t = static_cast<u128>(a) - b - c;  // wraps mod 2^128: the high word is all ones on a borrow
+    *s = static_cast<u64>(t);
+    return static_cast<unsigned char>((t >> 64) & 1);
+#endif
+}
+
 /// out = a + b (kSub false) or a - b (kSub true) mod 2^(64 n): one carry (borrow) chain; out may alias a or b.
 template <bool kSub>
 inline void add_or_sub(u64* out, const u64* a, const u64* b, std::size_t n) {
     unsigned char c = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        unsigned long long s;
-        if constexpr (kSub) c = _subborrow_u64(c, a[i], b[i], &s);
-        else c = _addcarry_u64(c, a[i], b[i], &s);
+        u64 s;
+        if constexpr (kSub) c = sub_borrow(c, a[i], b[i], &s);
+        else c = add_carry(c, a[i], b[i], &s);
         out[i] = s;
     }
 }
@@ -42,8 +71,8 @@ inline void sub(u64* out, const u64* a, const u64* b, std::size_t n) { add_or_su
 inline void neg(u64* out, const u64* a, std::size_t n) {
     unsigned char c = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        unsigned long long s;
-        c = _subborrow_u64(c, 0, a[i], &s);
+        u64 s;
+        c = sub_borrow(c, 0, a[i], &s);
         out[i] = s;
     }
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/cpu/thread_pool.hpp"
+#include "math/cpu_features.hpp"
 #include "math/sampling.hpp"
 #include "math/vec_ops.hpp"
 #include "trace/trace.hpp"
@@ -59,6 +60,7 @@ SecretKey::~SecretKey() {
 
 Context::Context(Params params, int threads) : params_(std::move(params)), encoder_((params_.validate(), params_.n())) {
     if (threads < 1 || threads > 1024) throw std::invalid_argument("heaan::Context: threads must be in [1, 1024], got " + std::to_string(threads));
+    (void)cpu_features();  // a bad EMBER_SIMD is refused before any work
     pool_ = std::make_unique<ThreadPool>(threads);
     // enough primes for the largest product: a log Q-bit polynomial times a key modulo Q^2 (region 2)
     const int bound = 3 * params_.log_q + params_.log_n + 5;

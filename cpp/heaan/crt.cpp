@@ -135,8 +135,10 @@ void CrtBasis::crt_block(const u64* in, std::size_t words, int in_bits, std::siz
     if (in_bits > max_in_bits_ || in_bits < 1)
         throw std::invalid_argument("crt: input of " + std::to_string(in_bits) + " bits; the tables cover up to " + std::to_string(max_in_bits_));
     if (np == 0 || np > primes_.size()) throw std::invalid_argument("crt: np = " + std::to_string(np) + " is out of range");
-    if (ifma_) detail::crt_ifma(*this, in, words, in_bits, np, rows, c0, count, offset);
-    else detail::crt_scalar(*this, in, words, in_bits, np, rows, c0, count, offset);
+#if defined(__x86_64__)
+    if (ifma_) return detail::crt_ifma(*this, in, words, in_bits, np, rows, c0, count, offset);
+#endif
+    detail::crt_scalar(*this, in, words, in_bits, np, rows, c0, count, offset);
 }
 
 void CrtBasis::check_icrt(const IcrtPlan& plan, int shift, int out_bits) const {
@@ -146,8 +148,10 @@ void CrtBasis::check_icrt(const IcrtPlan& plan, int shift, int out_bits) const {
 
 void CrtBasis::icrt_block(const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
                           std::size_t count) const {
-    if (ifma_) detail::icrt_ifma(*this, plan, rows, shift, out_bits, out, c0, count);
-    else detail::icrt_scalar(*this, plan, rows, shift, out_bits, out, c0, count);
+#if defined(__x86_64__)
+    if (ifma_) return detail::icrt_ifma(*this, plan, rows, shift, out_bits, out, c0, count);
+#endif
+    detail::icrt_scalar(*this, plan, rows, shift, out_bits, out, c0, count);
 }
 
 void CrtBasis::crt(const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* out, std::size_t begin, std::size_t end,
@@ -165,6 +169,11 @@ void CrtBasis::icrt(const u64* const* in, std::size_t np, int shift, int out_bit
 // ---- scalar kernels ---------------------------------------------------------------------------------------------
 
 namespace detail {
+
+#if !defined(__x86_64__)
+// The IFMA kernels (heaan/crt_ifma.cpp) are x86-64 only: elsewhere the scalar ones always run.
+bool crt_ifma_supported() { return false; }
+#endif
 
 void crt_scalar(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* out, std::size_t c0,
                 std::size_t count, const u64* offset) {
@@ -300,9 +309,13 @@ RowBuffer::RowBuffer(std::size_t words) : size_(words) {
 void RowBuffer::Free::operator()(u64* p) const { std::free(p); }
 
 void store_row(u64* dst, const u64* src, std::size_t n, bool stream) {
+#if defined(__x86_64__)
     if (stream && n % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && reinterpret_cast<std::uintptr_t>(src) % 64 == 0)
-        detail::copy_stream(dst, src, n);
-    else std::memcpy(dst, src, n * sizeof(u64));
+        return detail::copy_stream(dst, src, n);
+#else
+    (void)stream;  // streaming stores are an x86-64 (IFMA) kernel
+#endif
+    std::memcpy(dst, src, n * sizeof(u64));
 }
 
 void crt_polys(const CrtBasis& B, ThreadPool& pool, const std::vector<const BigPoly*>& polys, std::size_t np, const RnsPolys& dest,
@@ -445,8 +458,11 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
                 }
                 if (jb.out) {
                     KernelClock clk("heaan_icrt");
+#if defined(__x86_64__)
                     if (B.ifma() && bc % 8 == 0) detail::copy_stream(jb.out + b0 * words, tile.data(), bc * words);
-                    else std::memcpy(jb.out + b0 * words, tile.data(), bc * words * sizeof(u64));
+                    else
+#endif
+                        std::memcpy(jb.out + b0 * words, tile.data(), bc * words * sizeof(u64));
                 }
                 if (jb.crt_rows) {
                     KernelClock clk("heaan_crt");

@@ -128,18 +128,24 @@ private:
 };
 
 namespace detail {
+/// CPU has (and EMBER_SIMD allows) AVX-512 IFMA (heaan/crt_ifma.cpp); outside x86-64 always false (heaan/crt.cpp).
 bool crt_ifma_supported();
-// Kernels behind crt_block / icrt_block (same contracts; IFMA: c0 and count multiples of 64).
+// Kernels behind crt_block / icrt_block (same contracts; IFMA: c0 and count multiples of 64). The IFMA ones
+// (heaan/crt_ifma.cpp) and copy_stream exist in x86-64 builds only.
+#if defined(__x86_64__)
 void crt_ifma(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* rows, std::size_t c0,
               std::size_t count, const u64* offset);
 void icrt_ifma(const CrtBasis& B, const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
                std::size_t count);
+#endif
 void crt_scalar(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* rows, std::size_t c0,
                 std::size_t count, const u64* offset);
 void icrt_scalar(const CrtBasis& B, const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
                  std::size_t count);
+#if defined(__x86_64__)
 /// dst = src (`words` words, both 64-byte aligned, words a multiple of 8) with streaming stores (IFMA builds only).
 void copy_stream(u64* dst, const u64* src, std::size_t words);
+#endif
 /// First 52-bit digit (IFMA) / 64-bit word (scalar) iCRT accumulates when the output is shifted by `shift`.
 inline std::size_t icrt_first_digit(int shift, int digit_bits) { return shift > 100 ? static_cast<std::size_t>(shift - 100) / digit_bits : 0; }
 }  // namespace detail

@@ -107,7 +107,7 @@ u64* scratch(WordVec& v, std::size_t words) {
 
 bool crt_ifma_supported() {
     const CpuFeatures& f = cpu_features();
-    return f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma;
+    return f.use_ifma();
 }
 
 void copy_stream(u64* dst, const u64* src, std::size_t words) {

@@ -125,12 +125,13 @@ NttTables::NttTables(std::size_t n_, const Modulus& q_) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Scalar reference. Cooley-Tukey (forward) / Gentleman-Sande (inverse) with Harvey's lazy butterflies:
+// Scalar reference (the fast scalar transforms are in math/ntt_scalar.cpp). Cooley-Tukey (forward) /
+// Gentleman-Sande (inverse) with Harvey's lazy butterflies, one radix-2 stage per sweep over the limb:
 //   forward: X, Y in [0, 4q) -> X' = X mod 2q + W*Y mod q (lazy, [0, 4q)), Y' = X mod 2q - W*Y + 2q ([0, 4q));
 //   inverse: X, Y in [0, 2q) -> X' = X + Y mod 2q ([0, 2q)),  Y' = W * (X - Y + 2q) (Shoup, [0, 2q)).
 // 4q < 2^64 holds for every q < 2^61.
 
-void ntt_forward_scalar(u64* a, const NttTables& tb) {
+void ntt_forward_reference(u64* a, const NttTables& tb) {
     const std::size_t n = tb.n;
     const u64 q = tb.mod.q, q2 = 2 * q;
     const u64* w = tb.psi_rev.data();
@@ -157,7 +158,7 @@ void ntt_forward_scalar(u64* a, const NttTables& tb) {
     }
 }
 
-void ntt_inverse_scalar(u64* a, const NttTables& tb) {
+void ntt_inverse_reference(u64* a, const NttTables& tb) {
     const std::size_t n = tb.n;
     const u64 q = tb.mod.q, q2 = 2 * q;
     const u64* w = tb.ipsi_rev.data();
@@ -185,27 +186,37 @@ void ntt_inverse_scalar(u64* a, const NttTables& tb) {
 namespace detail {
 
 bool ntt_ifma_supported(const NttTables& t) {
-    const CpuFeatures& f = cpu_features();
-    return f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma && t.n != 0 && t.mod.q < kIfmaBound;
+    return cpu_features().use_ifma() && t.n != 0 && t.mod.q < kIfmaBound;
 }
 
 bool ntt_avx512_supported(const NttTables& t) {
-    const CpuFeatures& f = cpu_features();
-    return f.avx512f && f.avx512dq && f.avx512vl && t.n != 0 && t.mod.q < kAvx512Bound;
+    return cpu_features().use_avx512() && t.n != 0 && t.mod.q < kAvx512Bound;
+}
+
+bool ntt_avx2_supported(const NttTables& t) {
+    return cpu_features().use_avx2() && t.n != 0 && t.mod.q < kAvx512Bound;
 }
 
 }  // namespace detail
 
 namespace {
 
-enum class Path { kScalar, kAvx512, kIfma };
+enum class Path { kScalar, kAvx2, kAvx512, kIfma };
+
+// The x86-64 vector kernels exist only in x86-64 builds (CMake leaves their files out elsewhere).
+#if defined(__x86_64__)
+constexpr bool kX86Kernels = true;
+#else
+constexpr bool kX86Kernels = false;
+#endif
 
 constexpr std::size_t kMinVectorN = 16;  // the vector kernels fall back to the scalar code below this size
 
 Path choose(const NttTables& t) {
-    if (t.n < kMinVectorN) return Path::kScalar;
+    if (!kX86Kernels || t.n < kMinVectorN) return Path::kScalar;
     if (detail::ntt_ifma_supported(t)) return Path::kIfma;
     if (detail::ntt_avx512_supported(t)) return Path::kAvx512;
+    if (detail::ntt_avx2_supported(t)) return Path::kAvx2;
     return Path::kScalar;
 }
 
@@ -215,6 +226,7 @@ const char* ntt_path(const NttTables& t) {
     switch (choose(t)) {
         case Path::kIfma: return "ifma";
         case Path::kAvx512: return "avx512";
+        case Path::kAvx2: return "avx2";
         default: return "scalar";
     }
 }
@@ -256,13 +268,19 @@ void ntt_dispatch(u64* a, const NttTables& t, const u64* next, const NttTables* 
     detail::NttPrefetch pf(next, next && next_t ? next_t->n * sizeof(u64) : 0);
     detail::NttPrefetch* ppf = next && next_t ? &pf : nullptr;
     const detail::Twiddles tw = detail::pick_twiddles(t, kInverse);
+#if defined(__x86_64__)
     if constexpr (kInverse) {
         if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
-        else detail::ntt_inverse_avx512(a, t, ppf, tw);
+        else if (path == Path::kAvx512) detail::ntt_inverse_avx512(a, t, ppf, tw);
+        else detail::ntt_inverse_avx2(a, t, ppf, tw);
     } else {
         if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
-        else detail::ntt_forward_avx512(a, t, ppf, tw);
+        else if (path == Path::kAvx512) detail::ntt_forward_avx512(a, t, ppf, tw);
+        else detail::ntt_forward_avx2(a, t, ppf, tw);
     }
+#else
+    (void)ppf, (void)tw;
+#endif
 }
 
 }  // namespace
@@ -273,8 +291,8 @@ void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* n
 
 std::uint64_t ntt_mod_mul_count(const NttTables& t, bool inverse) {
     const std::uint64_t n = t.n, butterflies = n / 2 * static_cast<std::uint64_t>(t.log_n);
-    if (!inverse) return butterflies;
-    return butterflies + (std::strcmp(ntt_path(t), "scalar") == 0 ? n : n / 2);
+    // every path, the scalar one included, merges the inverse's N^-1 into its last stage: N/2 products
+    return inverse ? butterflies + n / 2 : butterflies;
 }
 
 }  // namespace ember

@@ -72,16 +72,34 @@ void ntt_inverse(u64* a, const NttTables& t);
 void ntt_forward(u64* a, const NttTables& t, const u64* next, const NttTables* next_t);
 void ntt_inverse(u64* a, const NttTables& t, const u64* next, const NttTables* next_t);
 
-/// The scalar reference paths (always available; the fast paths are tested against them).
+/// The portable scalar transforms (math/ntt_scalar.cpp; always available, and what ntt_forward / ntt_inverse run
+/// when no vector path applies): radix-4 passes, depth first through L2- and L1-sized blocks, Harvey's lazy
+/// butterflies with Shoup products, the final reduction fused into the last forward stage and N^-1 into the last
+/// inverse stage.
 void ntt_forward_scalar(u64* a, const NttTables& t);
 void ntt_inverse_scalar(u64* a, const NttTables& t);
+
+/// The reference transforms: the plain radix-2 Harvey loops, one stage per sweep over the limb, then a separate
+/// reduction (forward) / N^-1 (inverse) pass. Slow; kept as the independent reference every fast path (the scalar
+/// transforms above included) is tested against bit for bit.
+void ntt_forward_reference(u64* a, const NttTables& t);
+void ntt_inverse_reference(u64* a, const NttTables& t);
+
+namespace detail {
+/// x86-64 builds only (math/ntt_scalar_v3_avx2.cpp): the scalar transforms above compiled for x86-64-v3 (the
+/// 64 x 64 -> 128-bit products as BMI2 mulx). Same results. Precondition: ntt_scalar_v3_supported().
+void ntt_forward_scalar_v3(u64* a, const NttTables& t);
+void ntt_inverse_scalar_v3(u64* a, const NttTables& t);
+/// An x86-64 build on a CPU with BMI2 and AVX2 that EMBER_SIMD lets use them (EMBER_SIMD=scalar: false).
+bool ntt_scalar_v3_supported();
+}  // namespace detail
 
 /// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512" or "scalar".
 const char* ntt_path(const NttTables& t);
 
-/// Modular multiplications one transform performs on this CPU: (N/2) log N butterflies, plus the N^-1
-/// scaling of the inverse: a separate pass of N products on the scalar path, merged into the last stage
-/// on the vector paths (N/2 more products there). The trace layer counts with it.
+/// Modular multiplications one transform performs: (N/2) log N butterflies, plus for the inverse the N^-1
+/// scaling, merged into the last stage on every path (N/2 more products; the reference loops' separate pass of N
+/// products is not counted here). The trace layer counts with it.
 std::uint64_t ntt_mod_mul_count(const NttTables& t, bool inverse);
 
 }  // namespace ember

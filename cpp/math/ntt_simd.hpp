@@ -1,12 +1,10 @@
-// Internal entry points of the vector NTT kernels (math/ntt_ifma.cpp, math/ntt_avx512.cpp).
+// Internal entry points of the vector NTT kernels (math/ntt_ifma.cpp, math/ntt_avx512.cpp, math/ntt_avx2.cpp).
 //
-// These files are compiled with AVX-512 flags and must only be entered after a CPUID check; ntt_forward /
+// These files are compiled with AVX-512 / AVX2 flags (on x86-64 only) and must only be entered after a CPUID check; ntt_forward /
 // ntt_inverse do that. Tests and benchmarks call them directly to force one path, guarded by the *_supported
 // predicates below. Every kernel is in place, takes inputs in [0, q) and returns outputs in [0, q), bit-identical
 // to ntt_forward_scalar / ntt_inverse_scalar (the outputs are fully reduced, so any correct path agrees).
 #pragma once
-
-#include <xmmintrin.h>
 
 #include <cstddef>
 
@@ -26,7 +24,7 @@ public:
     /// The caller will call step() about `steps` times: spread the lines over them.
     void plan(std::size_t steps) { per_step_ = steps ? (lines_ + steps - 1) / steps : lines_; }
     inline void step() {
-        for (std::size_t i = 0; i < per_step_ && cur_ < end_; ++i, cur_ += 64) _mm_prefetch(cur_, _MM_HINT_T1);
+        for (std::size_t i = 0; i < per_step_ && cur_ < end_; ++i, cur_ += 64) __builtin_prefetch(cur_, 0, 2);  // into L2 (x86: prefetcht1)
     }
 
 private:
@@ -50,6 +48,9 @@ bool ntt_ifma_supported(const NttTables& t);
 /// CPU has AVX-512 F/DQ/VL and q < 2^61.
 bool ntt_avx512_supported(const NttTables& t);
 
+/// CPU has (and EMBER_SIMD allows) AVX2, BMI2 and FMA, and q < 2^61.
+bool ntt_avx2_supported(const NttTables& t);
+
 /// IFMA kernels (52-bit Shoup products with _mm512_madd52lo/hi_epu64). Precondition: ntt_ifma_supported(t).
 /// N < 16 falls back to the scalar path. The two-argument forms take the twiddles pick_twiddles() picks.
 void ntt_forward_ifma(u64* a, const NttTables& t);
@@ -65,5 +66,12 @@ void ntt_forward_avx512(u64* a, const NttTables& t);
 void ntt_inverse_avx512(u64* a, const NttTables& t);
 void ntt_forward_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 void ntt_inverse_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
+
+/// AVX2 kernels for q < 2^61 (4 lanes; 64-bit Shoup products from 32 x 32-bit lane products, math/avx2_util.hpp).
+/// Precondition: ntt_avx2_supported(t). N < 16 falls back to the scalar path. They read the full twiddle tables.
+void ntt_forward_avx2(u64* a, const NttTables& t);
+void ntt_inverse_avx2(u64* a, const NttTables& t);
+void ntt_forward_avx2(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
+void ntt_inverse_avx2(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 
 }  // namespace ember::detail

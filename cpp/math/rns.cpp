@@ -58,7 +58,9 @@ void BaseConverter::convert_reference(const u64* const* in, u64* const* out, std
 
 void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) const {
     if (begin >= end) return;
+#if defined(__x86_64__)
     if (detail::base_convert_ifma_supported(*this)) return detail::base_convert_ifma(*this, in, out, begin, end, centered);
+#endif
     detail::base_convert_scalar(*this, in, out, begin, end, centered);
 }
 
@@ -98,6 +100,11 @@ struct TargetReduce {
 };
 
 }  // namespace
+
+#if !defined(__x86_64__)
+// The IFMA kernel (math/rns_ifma.cpp) is x86-64 only: elsewhere the scalar one always runs.
+bool base_convert_ifma_supported(const BaseConverter&) { return false; }
+#endif
 
 void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
                          std::size_t end, bool centered) {

@@ -166,7 +166,7 @@ inline void target(const u64* rows, std::size_t R, const u64* c0, const u64* c1,
 
 bool base_convert_ifma_supported(const BaseConverter& conv) {
     const CpuFeatures& f = cpu_features();
-    if (!(f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma)) return false;
+    if (!f.use_ifma()) return false;
     if (conv.from().empty() || conv.from().size() > 64) return false;
     if (conv.qhat_inv.size() != conv.from().size() || conv.qhat_mod_p.size() != conv.to().size() ||
         conv.q_mod_p.size() != conv.to().size() || conv.inv_q.size() != conv.from().size())

@@ -113,17 +113,38 @@ std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigm
 
 std::vector<std::int64_t> sample_gaussian_wide(Prng& prng, std::size_t n, double sigma) {
     if (!(sigma >= 1.0 && sigma <= 0x1.0p56)) throw std::invalid_argument("sample_gaussian_wide: sigma must be in [1, 2^56], got " + std::to_string(sigma));
-    static_assert(std::numeric_limits<long double>::digits >= 64, "needs an 80-bit long double");
     std::vector<std::int64_t> v(n);
-    const long double s = sigma, two_pi = 6.283185307179586476925286766559L;
-    for (std::size_t i = 0; i < n;) {
-        // u1 in (0, 1], u2 in [0, 1), 64 random bits each
-        const long double u1 = (static_cast<long double>(prng.next_u64()) + 1.0L) * 0x1.0p-64L;
-        const long double u2 = static_cast<long double>(prng.next_u64()) * 0x1.0p-64L;
-        const long double r = s * std::sqrt(-2.0L * std::log(u1));
-        const long double g[2] = {r * std::cos(two_pi * u2), r * std::sin(two_pi * u2)};
-        for (long double x : g)
-            if (i < n) v[i++] = std::llround(x);
+    if constexpr (std::numeric_limits<long double>::digits >= 64) {  // x86-64: 80-bit; aarch64 Linux: 128-bit
+        const long double s = sigma, two_pi = 6.283185307179586476925286766559L;
+        for (std::size_t i = 0; i < n;) {
+            // u1 in (0, 1], u2 in [0, 1), 64 random bits each
+            const long double u1 = (static_cast<long double>(prng.next_u64()) + 1.0L) * 0x1.0p-64L;
+            const long double u2 = static_cast<long double>(prng.next_u64()) * 0x1.0p-64L;
+            const long double r = s * std::sqrt(-2.0L * std::log(u1));
+            const long double g[2] = {r * std::cos(two_pi * u2), r * std::sin(two_pi * u2)};
+            for (long double x : g)
+                if (i < n) v[i++] = std::llround(x);
+        }
+    } else {
+        // long double is a double (macOS arm64, MSVC). A double sample of sigma up to 2^56 has steps of up to 2^7 at its
+        // 9.4 sigma tail, so above 2^26 each sample is the sum of two independent rounded Gaussians, of variances
+        // sigma^2 - 2^40 and 2^40 (a Gaussian of variance sigma^2 up to the two roundings): the second, of sigma 2^20,
+        // fills the low bits that the first leaves on its grid. u1 from 64 random bits keeps the 9.4 sigma tail.
+        constexpr double kFill = 0x1.0p20, kSplit = 0x1.0p26, two_pi = 6.283185307179586;
+        const bool split = sigma > kSplit;
+        const double s1 = split ? std::sqrt(sigma * sigma - kFill * kFill) : sigma;
+        for (std::size_t i = 0; i < n;) {
+            const double u1 = (static_cast<double>(prng.next_u64()) + 1.0) * 0x1.0p-64;  // (0, 1]
+            const double u2 = static_cast<double>(prng.next_u64() >> 11) * 0x1.0p-53;    // [0, 1)
+            const double r = std::sqrt(-2.0 * std::log(u1));
+            const double g[2] = {r * std::cos(two_pi * u2), r * std::sin(two_pi * u2)};
+            if (split) {
+                v[i++] = std::llround(s1 * g[0]) + std::llround(kFill * g[1]);
+            } else {
+                for (double x : g)
+                    if (i < n) v[i++] = std::llround(sigma * x);
+            }
+        }
     }
     return v;
 }

@@ -9,14 +9,16 @@ namespace ember {
 
 namespace detail {
 
+bool vec_avx2_supported() {
+    return cpu_features().use_avx2();
+}
+
 bool vec_avx512_supported() {
-    const CpuFeatures& f = cpu_features();
-    return f.avx512f && f.avx512dq && f.avx512vl;
+    return cpu_features().use_avx512();
 }
 
 bool vec_ifma_supported(const Modulus& m) {
-    const CpuFeatures& f = cpu_features();
-    return f.avx512f && f.avx512dq && f.avx512vl && f.avx512ifma && m.q >= 3 && m.q < (u64(1) << 50) &&
+    return cpu_features().use_ifma() && m.q >= 3 && m.q < (u64(1) << 50) &&
            (m.q & (m.q - 1)) != 0;
 }
 
@@ -109,6 +111,75 @@ void dot_fixed(u64* out, const u64* const* a, const u64* const* b, std::size_t n
     }
 }
 
+// Streaming vec_dot: the coefficients go in blocks of kDotBlock, whose 128-bit sums (8 KiB) stay in L1, and each block
+// is swept by groups of up to kDotGroup terms, so that every operand array is read contiguously, a few at a time
+// (rather than one word of each of up to 32 arrays per coefficient, a pattern no prefetcher follows).
+constexpr std::size_t kDotBlock = 512;
+constexpr std::size_t kDotGroup = 4;
+
+enum class DotStart { kZero, kAdd, kReduceAdd };
+
+// One sweep of G terms over coefficients [i0, i0 + nb): the sums acc[i] start from zero (kZero), from their value
+// (kAdd) or from its residue (kReduceAdd: the previous chunk of terms is full); with FINAL they are reduced into out
+// instead of being kept. A coefficient's words are all read before its output is written (out may alias an operand).
+template <int G, DotStart S, bool FINAL>
+void dot_sweep(u128* acc, u64* out, const u64* const* a, const u64* const* b, std::size_t i0, std::size_t nb,
+               const Barrett64& br) {
+    const u64* A[G];
+    const u64* B[G];
+    for (int j = 0; j < G; ++j) { A[j] = a[j] + i0; B[j] = b[j] + i0; }
+    for (std::size_t i = 0; i < nb; ++i) {
+        u128 x;
+        if constexpr (S == DotStart::kZero) x = 0;
+        else if constexpr (S == DotStart::kAdd) x = acc[i];
+        else x = reduce_dot(acc[i], br);
+        for (int j = 0; j < G; ++j) x += static_cast<u128>(A[j][i]) * B[j][i];
+        if constexpr (FINAL) out[i0 + i] = reduce_dot(x, br);
+        else acc[i] = x;
+    }
+}
+
+template <int G>
+void dot_sweep_g(DotStart s, bool final, u128* acc, u64* out, const u64* const* a, const u64* const* b, std::size_t i0,
+                 std::size_t nb, const Barrett64& br) {
+    switch (s) {
+        case DotStart::kZero:
+            return final ? dot_sweep<G, DotStart::kZero, true>(acc, out, a, b, i0, nb, br)
+                         : dot_sweep<G, DotStart::kZero, false>(acc, out, a, b, i0, nb, br);
+        case DotStart::kAdd:
+            return final ? dot_sweep<G, DotStart::kAdd, true>(acc, out, a, b, i0, nb, br)
+                         : dot_sweep<G, DotStart::kAdd, false>(acc, out, a, b, i0, nb, br);
+        case DotStart::kReduceAdd:
+            return final ? dot_sweep<G, DotStart::kReduceAdd, true>(acc, out, a, b, i0, nb, br)
+                         : dot_sweep<G, DotStart::kReduceAdd, false>(acc, out, a, b, i0, nb, br);
+    }
+}
+
+// sum_t a[t][i] * b[t][i] for any number of terms, `chunk` terms per reduction, streamed (see kDotBlock).
+void dot_streamed(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t chunk,
+                  std::size_t n, const Barrett64& br) {
+    static_assert(kDotGroup == 4);
+    u128 acc[kDotBlock];
+    for (std::size_t i0 = 0; i0 < n; i0 += kDotBlock) {
+        const std::size_t nb = std::min(kDotBlock, n - i0);
+        std::size_t used = 0;  // terms in the current chunk
+        for (std::size_t t = 0; t < terms;) {
+            DotStart s = t == 0 ? DotStart::kZero : DotStart::kAdd;
+            if (used == chunk) { s = DotStart::kReduceAdd; used = 0; }
+            const std::size_t g = std::min({kDotGroup, terms - t, chunk - used});
+            const bool final = t + g == terms;
+            switch (g) {
+                case 1: dot_sweep_g<1>(s, final, acc, out, a + t, b + t, i0, nb, br); break;
+                case 2: dot_sweep_g<2>(s, final, acc, out, a + t, b + t, i0, nb, br); break;
+                case 3: dot_sweep_g<3>(s, final, acc, out, a + t, b + t, i0, nb, br); break;
+                default: dot_sweep_g<4>(s, final, acc, out, a + t, b + t, i0, nb, br); break;
+            }
+            t += g;
+            used += g;
+        }
+    }
+}
+
 }  // namespace
 
 std::size_t dot_barrett_chunk(const Modulus& m) {
@@ -144,16 +215,7 @@ void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::siz
             default: return dot_fixed<4>(out, a, b, n, br);
         }
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        u128 x = 0;
-        std::size_t used = 0;
-        for (std::size_t t = 0; t < terms; ++t) {
-            if (used == chunk) { x = reduce_dot(x, br); used = 0; }
-            x += static_cast<u128>(a[t][i]) * b[t][i];
-            ++used;
-        }
-        out[i] = reduce_dot(x, br);
-    }
+    dot_streamed(out, a, b, terms, chunk, n, br);
 }
 
 }  // namespace detail
@@ -161,49 +223,79 @@ void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::siz
 // ---- dispatch ----------------------------------------------------------------------------------------------------
 
 void vec_add(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_avx512_supported()) return detail::vec_add_avx512(out, a, b, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_add_avx2(out, a, b, n, m);
+#endif
     detail::vec_add_scalar(out, a, b, n, m);
 }
 void vec_sub(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_avx512_supported()) return detail::vec_sub_avx512(out, a, b, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_sub_avx2(out, a, b, n, m);
+#endif
     detail::vec_sub_scalar(out, a, b, n, m);
 }
 void vec_neg(u64* out, const u64* a, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_avx512_supported()) return detail::vec_neg_avx512(out, a, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_neg_avx2(out, a, n, m);
+#endif
     detail::vec_neg_scalar(out, a, n, m);
 }
 void vec_add_const(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_avx512_supported()) return detail::vec_add_const_avx512(out, a, c, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_add_const_avx2(out, a, c, n, m);
+#endif
     detail::vec_add_const_scalar(out, a, c, n, m);
 }
 void vec_mul(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_ifma(out, a, b, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_mul_avx512(out, a, b, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_mul_avx2(out, a, b, n, m);
+#endif
     detail::vec_mul_scalar(out, a, b, n, m);
 }
 void vec_mul_add(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_add_ifma(acc, a, b, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_mul_add_avx512(acc, a, b, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_mul_add_avx2(acc, a, b, n, m);
+#endif
     detail::vec_mul_add_scalar(acc, a, b, n, m);
 }
 void vec_mul_const(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_ifma(out, a, c, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_mul_const_avx512(out, a, c, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_mul_const_avx2(out, a, c, n, m);
+#endif
     detail::vec_mul_const_scalar(out, a, c, n, m);
 }
 void vec_mul_const_add(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_mul_const_add_ifma(out, a, c, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_mul_const_add_avx512(out, a, c, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_mul_const_add_avx2(out, a, c, n, m);
+#endif
     detail::vec_mul_const_add_scalar(out, a, c, n, m);
 }
 void vec_dot(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_dot_ifma(out, a, b, terms, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_dot_avx512(out, a, b, terms, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_dot_avx2(out, a, b, terms, n, m);
+#endif
     detail::vec_dot_scalar(out, a, b, terms, n, m);
 }
 void vec_sub_mul_const(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m) {
+#if defined(__x86_64__)
     if (detail::vec_ifma_supported(m)) return detail::vec_sub_mul_const_ifma(out, a, b, c, n, m);
     if (detail::vec_avx512_supported()) return detail::vec_sub_mul_const_avx512(out, a, b, c, n, m);
+    if (detail::vec_avx2_supported()) return detail::vec_sub_mul_const_avx2(out, a, b, c, n, m);
+#endif
     detail::vec_sub_mul_const_scalar(out, a, b, c, n, m);
 }
 

@@ -1,16 +1,20 @@
-// Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_avx512.cpp,
+// Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_avx2.cpp, math/vec_ops_avx512.cpp,
 // math/vec_ops_ifma.cpp) and of the base conversion kernels (math/rns.cpp, math/rns_ifma.cpp).
 //
 // The public functions in vec_ops.hpp / BaseConverter::convert dispatch here at run time (CPUID, see
 // cpu_features). Tests and benchmarks call these directly to force one path, guarded by the *_supported
 // predicates. Every path returns fully reduced outputs, so all of them are bit-identical to the scalar code.
 //
+//  * *_avx2 kernels: AVX2 (x86-64-v3; 4 lanes, the same 32x32 -> 64-bit product arithmetic as the AVX-512F kernels),
+//    any q < 2^61. Precondition: vec_avx2_supported(). The dispatcher takes them on CPUs without AVX-512 (and with
+//    EMBER_SIMD=avx2). Like the *_avx512 and *_ifma kernels, they exist on x86-64 only (calls need #if __x86_64__).
 //  * *_avx512 kernels: plain AVX-512F/DQ (64-bit products from 32x32 -> 64-bit pieces), any q < 2^61 (the
 //    additive ones any q < 2^63). Precondition: vec_avx512_supported(). The dispatcher takes them for the moduli the
 //    IFMA kernels do not take (q >= 2^50: the 60-bit primes), and for all moduli on CPUs without IFMA.
 //  * *_ifma kernels: 52-bit lanes (_mm512_madd52lo/hi_epu64). Precondition: vec_ifma_supported(m), i.e. the CPU
 //    has AVX-512 F/DQ/VL/IFMA, q < 2^50 and q is not a power of two.
-//  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback without AVX-512, or EMBER_SIMD=scalar).
+//  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback without AVX2, or EMBER_SIMD=scalar).
+//    vec_dot_scalar streams its operands: blocks of coefficients, each swept by a few terms at a time.
 //  * base_convert_ifma: any bases of primes below 2^61 (52-bit digit Montgomery accumulation); precondition
 //    base_convert_ifma_supported(conv). base_convert_scalar: any bases (the fallback).
 #pragma once
@@ -25,6 +29,8 @@ class BaseConverter;
 
 namespace ember::detail {
 
+/// The AVX2 path is enabled: the CPU has AVX2/BMI2/FMA (x86-64-v3) and EMBER_SIMD does not cap it below avx2.
+bool vec_avx2_supported();
 /// CPU has AVX-512 F/DQ/VL.
 bool vec_avx512_supported();
 /// CPU has AVX-512 F/DQ/VL/IFMA, 3 <= q < 2^50 and q is not a power of two.
@@ -41,6 +47,18 @@ void vec_mul_const_scalar(u64* out, const u64* a, const MulConst& c, std::size_t
 void vec_mul_const_add_scalar(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
 void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
 void vec_sub_mul_const_scalar(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
+
+// ---- AVX2 (math/vec_ops_avx2.cpp, x86-64 only, entered only after vec_avx2_supported()) -----------------------
+void vec_add_avx2(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_sub_avx2(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_neg_avx2(u64* out, const u64* a, std::size_t n, const Modulus& m);
+void vec_add_const_avx2(u64* out, const u64* a, u64 c, std::size_t n, const Modulus& m);
+void vec_mul_avx2(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_add_avx2(u64* acc, const u64* a, const u64* b, std::size_t n, const Modulus& m);
+void vec_mul_const_avx2(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_mul_const_add_avx2(u64* out, const u64* a, const MulConst& c, std::size_t n, const Modulus& m);
+void vec_dot_avx2(u64* out, const u64* const* a, const u64* const* b, std::size_t terms, std::size_t n, const Modulus& m);
+void vec_sub_mul_const_avx2(u64* out, const u64* a, const u64* b, const MulConst& c, std::size_t n, const Modulus& m);
 
 // ---- AVX-512F (math/vec_ops_avx512.cpp, entered only after vec_avx512_supported()) -----------------------------
 void vec_add_avx512(u64* out, const u64* a, const u64* b, std::size_t n, const Modulus& m);

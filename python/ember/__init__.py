@@ -8,7 +8,9 @@
     y = (ct * ct + 0.5 * ct).rotate(1)
     print(np.abs(ctx.decrypt(y, keys.secret).real - np.roll(x * x + 0.5 * x, -1)).max())
 """
-from ._ember import max_log_qp_128  # noqa: F401
+from ._ember import cpu_features as _cpu_features, max_log_qp_128  # noqa: F401
+
+_cpu_features()  # a bad EMBER_SIMD is refused here, at import, before any work (RuntimeError naming the choices)
 from .params import CkksParams  # noqa: F401
 from .context import (Context, Ciphertext, Plaintext, KeySet, PublicKey, SecretKey, SwitchingKey,  # noqa: F401
                       GaloisKeys, DecryptionFlooding)

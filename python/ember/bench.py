@@ -14,6 +14,15 @@ from .params import CkksParams
 OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many", "rotate_sum", "inner_sum", "heaan-mul")  # `boot`: bench_boot.py
 
 
+def kernel_paths(primes) -> tuple[str, dict]:
+    """The record's "path" (the NTT's and the element-wise kernels' paths for these primes, joined with '+' where they
+    differ, widest first) and the path of every kernel family."""
+    fam = dict(_ember.kernel_paths([int(q) for q in primes]))
+    order = ("ifma", "avx512", "avx2", "scalar")
+    used = {p for k in ("ntt", "elementwise") for p in fam[k].split("+")}
+    return "+".join(p for p in order if p in used), fam
+
+
 def _precision(err: float) -> float:
     return float(-np.log2(max(err, 2.0 ** -60)))
 
@@ -41,7 +50,8 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         from .heaan import bench_mul
         return bench_mul(log_n=log_n, log_q=log_q, log_p=log_p, threads=threads, runs=runs, breakdown=breakdown,
                          insecure=insecure)
-    rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs)
+    rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs,
+               simd=_ember.cpu_features()["path"])
     if op in ("ntt", "intt"):
         ns, path = _ember.bench_ntt(log_n, prime_bits, runs, op == "intt")
         ms = [x / 1e6 for x in ns]
@@ -53,6 +63,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
                         insecure=insecure)
     ctx = Context(params, threads=threads)
+    rec["path"], rec["kernel_paths"] = kernel_paths(list(params.q_primes) + list(params.p_primes))
     rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op in ("rotate_many", "rotate_sum") else []
     if op == "inner_sum":
         from .circuits import inner_sum_rotations

@@ -115,8 +115,23 @@ def _bench_dist(args) -> int:
 
 
 def _info(args) -> int:
+    """The installation: version, the CPU and its features, the kernel path in use (EMBER_SIMD caps it) and the path
+    of each kernel family for the default parameter set's primes (N = 2^16, 24 levels: 50- and 60-bit primes)."""
+    import os
     from . import _ember
-    print(json.dumps({"version": __import__("ember").__version__, "cpu": _ember.cpu_features()}))
+    from .bench import kernel_paths
+    from .params import CkksParams
+    f = dict(_ember.cpu_features())
+    p = CkksParams()
+    path, fam = kernel_paths(list(p.q_primes) + list(p.p_primes))
+    info = {"version": __import__("ember").__version__,
+            "cpu": {"name": f.pop("name"), "features": sorted(k for k, v in f.items() if v is True and k != "forced")},
+            "simd": {"best": f["best"], "path": f["path"], "forced_by_EMBER_SIMD": f["forced"],
+                     "choices": ["scalar", "avx2", "avx512", "ifma"]},
+            "kernel_paths": fam, "path": path,
+            "threads": {"cpus": os.cpu_count(), "default": 1},
+            "gpu": "none (this build has no CUDA backend)"}
+    print(json.dumps(info, indent=2 if sys.stdout.isatty() else None))
     return 0
 
 
@@ -172,7 +187,7 @@ def main(argv=None) -> int:
     b.add_argument("--timeout", type=float, default=1800.0, help="dist: seconds before a run is abandoned")
     b.set_defaults(fn=_bench)
 
-    i = sub.add_parser("info", help="version and CPU features")
+    i = sub.add_parser("info", help="version, CPU features and the kernel path of each family")
     i.set_defaults(fn=_info)
 
     # Further command groups register themselves (each module has add_parser(subparsers)).

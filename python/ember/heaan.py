@@ -291,6 +291,9 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
                median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
                precision_bits=round(float(-np.log2(max(err, 2.0 ** -60))), 2),
                prime_bits=prime_bits, ifma=ctx.ifma, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))
+    from .bench import kernel_paths
+    rec["path"], rec["kernel_paths"] = kernel_paths(c.primes)
+    rec["simd"] = _ember.cpu_features()["path"]
     if breakdown:
         rec["breakdown_ms"] = _breakdown(c, cx, cy, evk, runs)
     return rec

@@ -67,6 +67,13 @@ std::vector<std::vector<u64>> test_inputs(std::size_t n, u64 q, std::uint64_t se
     std::vector<u64> one(n, 0);
     one[0] = 1;
     ins.push_back(one);
+    ins.emplace_back(n, q - 2);
+    std::vector<u64> edges(n);  // 0, 1, q - 1, q - 2 in a pattern that is not periodic in any power of two
+    for (std::size_t i = 0; i < n; ++i) {
+        const u64 e[4] = {0, 1, q - 1, q - 2};
+        edges[i] = e[(i * i + i / 3) % 4];
+    }
+    ins.push_back(edges);
     return ins;
 }
 
@@ -178,6 +185,8 @@ void check_fast_path(const char* path, bool (*supported)(const NttTables&), Fast
     if (checked == 0) GTEST_SKIP() << "the " << path << " path is not supported on this CPU";
 }
 
+// The vector kernels exist in x86-64 builds only (CMake leaves their files out elsewhere).
+#if defined(__x86_64__)
 TEST(Ntt, IfmaPathMatchesScalar) {
     check_fast_path("ifma", detail::ntt_ifma_supported, detail::ntt_forward_ifma, detail::ntt_inverse_ifma);
 }
@@ -185,6 +194,13 @@ TEST(Ntt, IfmaPathMatchesScalar) {
 TEST(Ntt, Avx512PathMatchesScalar) {
     check_fast_path("avx512", detail::ntt_avx512_supported, detail::ntt_forward_avx512, detail::ntt_inverse_avx512);
 }
+#endif
+
+#if defined(__x86_64__)
+TEST(Ntt, Avx2PathMatchesScalar) {
+    check_fast_path("avx2", detail::ntt_avx2_supported, detail::ntt_forward_avx2, detail::ntt_inverse_avx2);
+}
+#endif
 
 TEST(Ntt, DispatchMatchesScalar) {
     std::uint64_t seed = 5000;
@@ -208,10 +224,12 @@ TEST(Ntt, PathSelection) {
     const std::string ps = ntt_path(small), pb = ntt_path(big);
     EXPECT_EQ(ps == "ifma", detail::ntt_ifma_supported(small));
     EXPECT_NE(pb, "ifma");  // IFMA needs q < 2^50
-    EXPECT_TRUE(pb == "avx512" || pb == "scalar");
+    EXPECT_TRUE(pb == "avx512" || pb == "avx2" || pb == "scalar");
+    const SimdPath path = cpu_features().path;
+    EXPECT_EQ(pb, std::string(simd_path_name(path == SimdPath::kIfma ? SimdPath::kAvx512 : path)));
     // below N = 16 the vector kernels defer to the scalar code, and ntt_path says so
     EXPECT_STREQ(ntt_path(NttTables(8, Modulus(prime_for(kPrimes[2], 8)))), "scalar");
-    if (!cpu_features().avx512f) {
+    if (!cpu_features().use_avx2()) {
         EXPECT_EQ(ps, "scalar");
         EXPECT_EQ(pb, "scalar");
     }
@@ -263,6 +281,101 @@ TEST(Ntt, GoldenVectorN16) {
     EXPECT_EQ(d, s);
     ntt_inverse(d.data(), tb);
     EXPECT_EQ(d, a);
+}
+
+// ---- fast scalar transforms (math/ntt_scalar.cpp) against the reference loops ---------------------------------------
+
+/// Primes for the scalar checks at size n: 20 to 61 bits, the bounds the fast scalar kernels switch on (2^60: below
+/// it they skip a correction per radix-4 unit) from both sides, the IFMA ceiling 2^50 from both sides, and the
+/// largest NTT prime below 2^61.
+struct NamedPrime {
+    std::string name;
+    u64 q;
+};
+
+std::vector<NamedPrime> scalar_check_primes(std::size_t n) {
+    const u64 two_n = 2 * n;
+    std::vector<NamedPrime> ps;
+    auto below = [&](int bits) { return ntt_primes_near(bits, 1, two_n, {}, /*both_sides=*/false).at(0); };
+    auto above = [&](int bits) {  // the nearest NTT prime above 2^bits
+        for (u64 q : ntt_primes_near(bits, 8, two_n, {}, /*both_sides=*/true))
+            if (q > (u64(1) << bits)) return q;
+        return u64(0);
+    };
+    for (int bits : {20, 30, 40, 49, 55}) ps.push_back({"p" + std::to_string(bits), ntt_primes_near(bits, 1, two_n).at(0)});
+    ps.push_back({"below 2^50", below(50)});
+    ps.push_back({"above 2^50", above(50)});
+    ps.push_back({"below 2^60", below(60)});
+    ps.push_back({"above 2^60", above(60)});
+    ps.push_back({"largest below 2^61", below(61)});
+    for (const NamedPrime& p : ps) EXPECT_NE(p.q, 0u) << p.name << ", n=" << n;
+    return ps;
+}
+
+/// Random inputs and edge values: all 0, 1, q - 1 or q - 2, alternating, and a non-periodic mix of the four.
+std::vector<std::vector<u64>> scalar_check_inputs(std::size_t n, u64 q, std::uint64_t seed) {
+    std::vector<std::vector<u64>> ins;
+    ins.push_back(random_poly(n, q, seed));
+    ins.push_back(random_poly(n, q, seed + 1));
+    for (u64 v : {u64(0), u64(1), q - 1, q - 2}) ins.emplace_back(n, v);
+    std::vector<u64> alt(n), alt2(n), mix(n);
+    const u64 e[4] = {0, 1, q - 1, q - 2};
+    for (std::size_t i = 0; i < n; ++i) {
+        alt[i] = (i & 1) ? q - 1 : 0;
+        alt2[i] = (i & 1) ? q - 2 : q - 1;
+        mix[i] = e[(i * i + i / 3) % 4];
+    }
+    ins.push_back(alt), ins.push_back(alt2), ins.push_back(mix);
+    return ins;
+}
+
+/// fwd / inv == the reference loops bit for bit (the inverse on arbitrary reduced inputs too), and inv(fwd(a)) == a.
+void check_scalar_against_reference(const char* name, FastFn fwd, FastFn inv) {
+    std::uint64_t seed = 6000;
+    for (int log_n = 1; log_n <= 17; ++log_n) {
+        const std::size_t n = std::size_t(1) << log_n;
+        for (const NamedPrime& np : scalar_check_primes(n)) {
+            const u64 q = np.q;
+            const std::string& pname = np.name;
+            if (q == 0) continue;
+            const NttTables tb(n, Modulus(q));
+            for (const auto& a : scalar_check_inputs(n, q, seed += 13)) {
+                auto want = a, got = a;
+                ntt_forward_reference(want.data(), tb);
+                fwd(got.data(), tb);
+                ASSERT_EQ(got, want) << name << " forward, n=" << n << ", " << pname << " q=" << q;
+                inv(got.data(), tb);
+                ASSERT_EQ(got, a) << name << " round trip, n=" << n << ", " << pname << " q=" << q;
+                want = a, got = a;
+                ntt_inverse_reference(want.data(), tb);
+                inv(got.data(), tb);
+                ASSERT_EQ(got, want) << name << " inverse, n=" << n << ", " << pname << " q=" << q;
+            }
+        }
+    }
+}
+
+TEST(NttScalar, FastMatchesReference) { check_scalar_against_reference("scalar", ntt_forward_scalar, ntt_inverse_scalar); }
+
+TEST(NttScalar, V3CopyMatchesReference) {
+#if defined(__x86_64__)
+    const CpuFeatures& f = cpu_features();  // as detected: the copy is safe to call whatever EMBER_SIMD says
+    if (!(f.avx2 && f.bmi2 && f.fma)) GTEST_SKIP() << "no AVX2 / BMI2 / FMA on this CPU";
+    check_scalar_against_reference("scalar v3", detail::ntt_forward_scalar_v3, detail::ntt_inverse_scalar_v3);
+    EXPECT_EQ(detail::ntt_scalar_v3_supported(), f.use_avx2());
+#else
+    EXPECT_FALSE(detail::ntt_scalar_v3_supported());
+    GTEST_SKIP() << "the x86-64-v3 copy exists in x86-64 builds only";
+#endif
+}
+
+TEST(NttScalar, ModMulCountMergesNInverse) {
+    for (std::size_t n : {std::size_t(2), std::size_t(16), std::size_t(1) << 16}) {
+        const NttTables tb(n, Modulus(ntt_primes_near(49, 1, 2 * n).at(0)));
+        const std::uint64_t bfly = n / 2 * static_cast<std::uint64_t>(tb.log_n);
+        EXPECT_EQ(ntt_mod_mul_count(tb, false), bfly) << "n=" << n;
+        EXPECT_EQ(ntt_mod_mul_count(tb, true), bfly + n / 2) << "n=" << n;
+    }
 }
 
 }  // namespace

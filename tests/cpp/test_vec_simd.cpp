@@ -1,7 +1,9 @@
 // Vector and optimized scalar kernels (math/vec_simd.hpp) against references: every path of every element-wise
-// kernel against plain __int128 arithmetic, the AVX-512F products against the scalar kernels (the primes of
-// 50..61 bits they serve), and BaseConverter::convert (each path) against convert_reference.
-// Forced-IFMA / AVX-512 cases are skipped on CPUs without those instructions. Fixed seeds throughout.
+// kernel against plain __int128 arithmetic, the AVX-512F and AVX2 products against the scalar kernels (the primes of
+// 50..61 bits they serve), the streaming vec_dot (scalar and AVX2) over 1..40 terms and sizes around its blocks, and
+// BaseConverter::convert (each path) against convert_reference.
+// Forced-IFMA / AVX-512 / AVX2 cases are skipped on CPUs without those instructions (or with EMBER_SIMD capping
+// them). Fixed seeds throughout.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +86,9 @@ const Paths kScalar{"scalar", detail::vec_add_scalar, detail::vec_sub_scalar, de
                     detail::vec_add_const_scalar, detail::vec_mul_scalar, detail::vec_mul_add_scalar,
                     detail::vec_mul_const_scalar, detail::vec_mul_const_add_scalar, detail::vec_dot_scalar,
                     detail::vec_sub_mul_const_scalar};
+// The vector kernels exist in x86-64 builds only (CMake leaves their files out elsewhere): their tables and tests
+// are compiled there only.
+#if defined(__x86_64__)
 // AVX-512F for the additive kernels, IFMA for the multiplicative ones
 const Paths kIfma{"ifma", detail::vec_add_avx512, detail::vec_sub_avx512, detail::vec_neg_avx512,
                   detail::vec_add_const_avx512, detail::vec_mul_ifma, detail::vec_mul_add_ifma,
@@ -95,6 +100,15 @@ const Paths kAvx512{"avx512", detail::vec_add_avx512, detail::vec_sub_avx512, de
                     detail::vec_add_const_avx512, detail::vec_mul_avx512, detail::vec_mul_add_avx512,
                     detail::vec_mul_const_avx512, detail::vec_mul_const_add_avx512, detail::vec_dot_avx512,
                     detail::vec_sub_mul_const_avx512};
+#endif
+
+#if defined(__x86_64__)
+// AVX2 everywhere (any q < 2^61; x86-64 only)
+const Paths kAvx2{"avx2", detail::vec_add_avx2, detail::vec_sub_avx2, detail::vec_neg_avx2,
+                  detail::vec_add_const_avx2, detail::vec_mul_avx2, detail::vec_mul_add_avx2,
+                  detail::vec_mul_const_avx2, detail::vec_mul_const_add_avx2, detail::vec_dot_avx2,
+                  detail::vec_sub_mul_const_avx2};
+#endif
 
 void check_paths(const Paths& P, u64 q, std::size_t n, std::mt19937_64& rng, bool mul_ok, bool add_ok) {
     SCOPED_TRACE(P.name + " q=" + std::to_string(q) + " n=" + std::to_string(n));
@@ -207,8 +221,9 @@ TEST(VecSimd, Barrett64MatchesInt128) {
     EXPECT_FALSE(detail::Barrett64(Modulus(3)).ok);
 }
 
-// ---- forced vector paths -------------------------------------------------------------------------------------------
+// ---- forced vector paths (x86-64 builds) -----------------------------------------------------------------------------
 
+#if defined(__x86_64__)
 TEST(VecSimd, Avx512AndIfmaMatchInt128) {
     // the additive kernels need AVX-512F only; the multiplicative ones IFMA and q < 2^50
     if (!detail::vec_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512 F/DQ/VL";
@@ -358,6 +373,154 @@ TEST(VecSimd, IfmaMulAllBitSizes) {
         }
     }
 }
+#endif  // __x86_64__
+
+// ---- AVX2 against the __int128 reference and the scalar kernels -------------------------------------------------------
+
+#if defined(__x86_64__)
+bool avx2_on() { return cpu_features().use_avx2(); }
+
+// Every modulus the AVX2 kernels meet: the list above, the wide primes, and those without Barrett64 constants
+// (below 4, powers of two: scalar inside), 5 and 7 (s = 1).
+std::vector<u64> avx2_moduli() {
+    std::vector<u64> qs = simd_moduli();
+    for (u64 q : wide_primes()) qs.push_back(q);
+    for (u64 q : {u64(2), u64(3), u64(5), u64(7), u64(1) << 40, u64(1) << 60}) qs.push_back(q);
+    return qs;
+}
+
+TEST(VecSimd, Avx2MatchesInt128) {
+    if (!avx2_on()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    std::mt19937_64 rng(109);
+    for (u64 q : avx2_moduli())
+        for (std::size_t n : {1, 3, 4, 5, 7, 8, 9, 64, 1000}) check_paths(kAvx2, q, n, rng, true, true);
+    for (u64 q : simd_moduli()) check_paths(kAvx2, q, 65536 + 3, rng, true, true);
+}
+
+TEST(VecSimd, Avx2MulMatchesScalar) {
+    if (!avx2_on()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    std::mt19937_64 rng(110);
+    const std::vector<std::size_t> terms = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 32, 33, 40};
+    for (u64 q : avx2_moduli()) {
+        const Modulus m(q);
+        for (std::size_t n : {1, 3, 5, 7, 8, 9, 15, 17, 64, 203, 515}) {
+            SCOPED_TRACE("q=" + std::to_string(q) + " n=" + std::to_string(n));
+            MulInputs in = mul_inputs(n, q, terms.back(), rng);
+            in.consts.push_back(q >= 3 ? q - 2 : 0);
+            expect_same_outputs(kAvx2, m, in, terms);
+        }
+        // a whole limb at N = 2^16 (a few term counts, the last vector partial)
+        expect_same_outputs(kAvx2, m, mul_inputs(65536 + 3, q, 6, rng), {1, 3, 6});
+        // edge values only: every operand 0, 1, q - 1 or q - 2, and a random mix of the four
+        const std::vector<u64> edges = {0, 1 % q, q - 1, q >= 2 ? q - 2 : 0};
+        for (int mode = 0; mode <= 4; ++mode) {
+            MulInputs in = mul_inputs(203, q, terms.back(), rng);
+            auto fill = [&](Vec& x) { for (u64& v : x) v = mode < 4 ? edges[mode] : edges[rng() % 4]; };
+            for (Vec* x : {&in.a, &in.b, &in.acc}) fill(*x);
+            for (auto& x : in.A) fill(x);
+            for (auto& x : in.B) fill(x);
+            expect_same_outputs(kAvx2, m, in, terms);
+        }
+    }
+}
+
+TEST(VecSimd, Avx2MulAllBitSizes) {
+    if (!avx2_on()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    // every bit size up to 61, at both ends of the range and in the middle (the Barrett64 shift, BIG or not, the dot
+    // chunk and the middle-product cap change with bits and q / 2^bits)
+    std::mt19937_64 rng(111);
+    for (int bits = 3; bits <= 61; ++bits) {
+        for (u64 q : {(u64(1) << (bits - 1)) + 1, (u64(1) << bits) - 1, (u64(1) << (bits - 1)) + (u64(1) << (bits - 2)) + 1}) {
+            const Modulus m(q);
+            SCOPED_TRACE("q=" + std::to_string(q));
+            expect_same_outputs(kAvx2, m, mul_inputs(203, q, 33, rng), {1, 2, 3, 4, 5, 9, 17, 33});
+        }
+    }
+}
+
+TEST(VecSimd, Avx2AdditiveEdgeValues) {
+    if (!avx2_on()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    // all pairs of 0, 1, q - 1, q - 2 (and random values), every size up to 13: the additive kernels and the
+    // constants against the scalar ones
+    std::mt19937_64 rng(112);
+    for (u64 q : avx2_moduli()) {
+        const Modulus m(q);
+        const std::vector<u64> edges = {0, 1 % q, q - 1, q >= 2 ? q - 2 : 0, q / 2, rng() % q};
+        Vec a, b;
+        for (u64 x : edges) for (u64 y : edges) { a.push_back(x); b.push_back(y); }
+        for (std::size_t n = 1; n <= a.size(); n += (n < 13 ? 1 : 7)) {
+            for (u64 c : edges) {
+                Vec w(n, 5), g(n, 5);
+                auto same = [&](const char* what) {
+                    for (std::size_t i = 0; i < n; ++i)
+                        ASSERT_EQ(g[i], w[i]) << what << " q=" << q << " n=" << n << " i=" << i << " c=" << c;
+                };
+                detail::vec_add_scalar(w.data(), a.data(), b.data(), n, m), detail::vec_add_avx2(g.data(), a.data(), b.data(), n, m);
+                same("add");
+                detail::vec_sub_scalar(w.data(), a.data(), b.data(), n, m), detail::vec_sub_avx2(g.data(), a.data(), b.data(), n, m);
+                same("sub");
+                detail::vec_neg_scalar(w.data(), a.data(), n, m), detail::vec_neg_avx2(g.data(), a.data(), n, m);
+                same("neg");
+                detail::vec_add_const_scalar(w.data(), a.data(), c, n, m), detail::vec_add_const_avx2(g.data(), a.data(), c, n, m);
+                same("add_const");
+                const MulConst k(c, m);
+                detail::vec_mul_const_scalar(w.data(), a.data(), k, n, m), detail::vec_mul_const_avx2(g.data(), a.data(), k, n, m);
+                same("mul_const");
+                w = b, g = b;
+                detail::vec_mul_const_add_scalar(w.data(), a.data(), k, n, m), detail::vec_mul_const_add_avx2(g.data(), a.data(), k, n, m);
+                same("mul_const_add");
+                detail::vec_sub_mul_const_scalar(w.data(), a.data(), b.data(), k, n, m);
+                detail::vec_sub_mul_const_avx2(g.data(), a.data(), b.data(), k, n, m);
+                same("sub_mul_const");
+                for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], static_cast<u64>((u128(a[i]) + q - b[i]) * k.w % q));
+            }
+        }
+    }
+}
+#endif  // __x86_64__
+
+// ---- the streaming vec_dot: 1..40 terms, sizes around its blocks ------------------------------------------------------
+
+TEST(VecSimd, DotStreamingMatchesInt128) {
+    // each path (scalar, the public dispatcher, AVX2 where on) against the __int128 sum of 1..40 terms, out of place and
+    // in place (out aliasing the first left operand), for sizes with tails and around the 512-coefficient blocks
+    std::vector<std::pair<std::string, decltype(&vec_dot)>> paths = {{"scalar", detail::vec_dot_scalar}, {"public", vec_dot}};
+#if defined(__x86_64__)
+    if (cpu_features().use_avx2()) paths.emplace_back("avx2", detail::vec_dot_avx2);
+#endif
+    std::mt19937_64 rng(113);
+    std::vector<u64> qs = simd_moduli();
+    for (u64 q : {u64(3), u64(5), u64(1) << 40, ntt_primes_near(60, 1, 1 << 17).at(0)}) qs.push_back(q);
+    const std::size_t max_terms = 40;
+    for (u64 q : qs) {
+        const Modulus m(q);
+        for (std::size_t n : {1, 3, 5, 7, 511, 512, 513, 1029}) {
+            std::vector<Vec> A, B;
+            for (std::size_t t = 0; t < max_terms; ++t) { A.push_back(rand_vec(n, q, rng)); B.push_back(rand_vec(n, q, rng)); }
+            for (std::size_t t = 0; t < max_terms; ++t) {  // the largest sums: every operand q - 1, first and last coefficients
+                A[t][0] = B[t][0] = A[t][n - 1] = B[t][n - 1] = q - 1;
+                if (n > 600) A[t][512] = B[t][512] = q - 1;
+            }
+            std::vector<const u64*> pa, pb;
+            for (std::size_t t = 0; t < max_terms; ++t) { pa.push_back(A[t].data()); pb.push_back(B[t].data()); }
+            Vec want(n, 0);
+            for (std::size_t terms = 1; terms <= max_terms; ++terms) {
+                for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<u64>((u128(want[i]) + u128(A[terms - 1][i]) * B[terms - 1][i]) % q);
+                for (const auto& [name, dot] : paths) {
+                    SCOPED_TRACE(name + " q=" + std::to_string(q) + " n=" + std::to_string(n) + " terms=" + std::to_string(terms));
+                    Vec out(n, 777);
+                    dot(out.data(), pa.data(), pb.data(), terms, n, m);
+                    ASSERT_EQ(out, want);
+                    Vec inplace = A[0];
+                    std::vector<const u64*> pa2 = pa;
+                    pa2[0] = inplace.data();
+                    dot(inplace.data(), pa2.data(), pb.data(), terms, n, m);
+                    ASSERT_EQ(inplace, want) << "in place";
+                }
+            }
+        }
+    }
+}
 
 // ---- BaseConverter ---------------------------------------------------------------------------------------------------
 
@@ -409,10 +572,12 @@ void check_convert(const BaseConverter& conv, std::mt19937_64& rng, std::size_t 
             ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_scalar(conv, ip.data(), o, b, e, centered); }), ref)
                 << "base_convert_scalar";
         }
+#if defined(__x86_64__)
         if (detail::base_convert_ifma_supported(conv)) {
             ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_ifma(conv, ip.data(), o, b, e, centered); }), ref)
                 << "base_convert_ifma";
         }
+#endif
     }
 }
 

@@ -30,7 +30,9 @@ void* BlockCache::map_huge(std::size_t bytes) {
     const std::size_t head = aligned - start, tail = len - head - bytes;
     if (head) munmap(raw, head);
     if (tail) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+#if defined(MADV_HUGEPAGE)  // Linux (transparent huge pages); not on macOS
     madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+#endif
     return reinterpret_cast<void*>(aligned);
 }
 
@@ -92,11 +94,14 @@ void* BlockCache::get(std::size_t bytes) {
         return p;
     }
     if (p) {  // grow a smaller block into a fresh aligned range: its pages move, only the growth faults
+#if defined(__linux__)  // mremap is Linux's; elsewhere the smaller block is unmapped and a fresh one mapped
         void* dst = map_huge(cls);
         if (dst) {
             void* moved = mremap(p, have, cls, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
             if (moved != MAP_FAILED) {
+#if defined(MADV_HUGEPAGE)
                 madvise(moved, cls, MADV_HUGEPAGE);
+#endif
                 std::lock_guard<std::mutex> l(mu_);
                 ++stats_.grown;
                 handed_[moved] = cls;
@@ -104,6 +109,7 @@ void* BlockCache::get(std::size_t bytes) {
             }
             munmap(dst, cls);
         }
+#endif
         free_block(p, have);
     }
     p = map_huge(cls);

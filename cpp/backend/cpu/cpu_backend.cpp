@@ -11,13 +11,16 @@
 #include <stdexcept>
 #include <string>
 
-#include <malloc.h>
+#if defined(__linux__)
+#include <malloc.h>  // mallopt (glibc; macOS has no <malloc.h>)
+#endif
 
 #include <openssl/crypto.h>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/block_cache.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "math/cpu_features.hpp"
 #include "math/vec_ops.hpp"
 #include "trace/trace.hpp"
 
@@ -32,11 +35,14 @@ constexpr std::uint64_t W = sizeof(u64);
 // a 4 KiB fault with the kernel's zeroing costs ~4 us (1 s per GiB, measured). Keeping such blocks in
 // the heap and the freed top of the heap up to 256 MiB makes them reusable without faults. Set once, when
 // the library is loaded; MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ in the environment still win.
+// glibc only (other C libraries, e.g. macOS's, have no mallopt).
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
 [[maybe_unused]] const bool g_malloc_tuned = [] {
     if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 256 << 20);
     if (!std::getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, 256 << 20);
     return true;
 }();
+#endif
 
 class CpuBackend final : public Backend {
 public:
@@ -255,6 +261,7 @@ private:
 
 std::shared_ptr<Backend> make_cpu_backend(int threads) {
     if (threads < 1 || threads > 256) throw std::invalid_argument("threads must be in [1, 256], got " + std::to_string(threads));
+    (void)cpu_features();  // a bad EMBER_SIMD is refused here, before any work (std::runtime_error naming the choices)
     return std::make_shared<CpuBackend>(threads);
 }
 
