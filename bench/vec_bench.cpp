@@ -4,6 +4,7 @@
 // (default), the previous scalar implementations reproduced below from the code they replaced, and with
 // --vs scalar the current scalar kernels (detail::vec_*_scalar: what runs without AVX-512); vec_mul_const_add and
 // vec_sub_mul_const have no previous implementation and are measured against the scalar kernels in either mode.
+// vec_add / sub / neg / add_const are measured against the scalar kernels in either mode too.
 // vec_dot is measured for each count of --terms (default 3; key switching has 2 * dnum terms, up to 32), and each such
 // count adds a record "vec_dot_scalar": the streaming scalar kernel (detail::vec_dot_scalar) against the scalar
 // kernel it replaced (baseline "percoeff", reproduced below: every term's word of one coefficient, then the next).
@@ -252,6 +253,15 @@ int main(int argc, char** argv) {
             run("vec_sub_mul_const", none, "scalar",
                 [&](u64* o) { detail::vec_sub_mul_const_scalar(o, a.data(), b.data(), c, n, m); },
                 [&](u64* o) { vec_sub_mul_const(o, a.data(), b.data(), c, n, m); });
+            // the additive kernels against the scalar ones in either mode (unchanged since the first implementation)
+            run("vec_add", none, "scalar", [&](u64* o) { detail::vec_add_scalar(o, a.data(), b.data(), n, m); },
+                [&](u64* o) { vec_add(o, a.data(), b.data(), n, m); });
+            run("vec_sub", none, "scalar", [&](u64* o) { detail::vec_sub_scalar(o, a.data(), b.data(), n, m); },
+                [&](u64* o) { vec_sub(o, a.data(), b.data(), n, m); });
+            run("vec_neg", none, "scalar", [&](u64* o) { detail::vec_neg_scalar(o, a.data(), n, m); },
+                [&](u64* o) { vec_neg(o, a.data(), n, m); });
+            run("vec_add_const", none, "scalar", [&](u64* o) { detail::vec_add_const_scalar(o, a.data(), c.w, n, m); },
+                [&](u64* o) { vec_add_const(o, a.data(), c.w, n, m); });
             // the streaming scalar dot against the per-coefficient one it replaced (new_path: scalar whatever the CPU)
             for (int terms : terms_list) {
                 const std::size_t T = static_cast<std::size_t>(terms);

@@ -85,16 +85,7 @@ void ntt_inverse_scalar(u64* a, const NttTables& t);
 void ntt_forward_reference(u64* a, const NttTables& t);
 void ntt_inverse_reference(u64* a, const NttTables& t);
 
-namespace detail {
-/// x86-64 builds only (math/ntt_scalar_v3_avx2.cpp): the scalar transforms above compiled for x86-64-v3 (the
-/// 64 x 64 -> 128-bit products as BMI2 mulx). Same results. Precondition: ntt_scalar_v3_supported().
-void ntt_forward_scalar_v3(u64* a, const NttTables& t);
-void ntt_inverse_scalar_v3(u64* a, const NttTables& t);
-/// An x86-64 build on a CPU with BMI2 and AVX2 that EMBER_SIMD lets use them (EMBER_SIMD=scalar: false).
-bool ntt_scalar_v3_supported();
-}  // namespace detail
-
-/// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512" or "scalar".
+/// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512", "avx2" or "scalar".
 const char* ntt_path(const NttTables& t);
 
 /// Modular multiplications one transform performs: (N/2) log N butterflies, plus for the inverse the N^-1

@@ -1,23 +1,24 @@
 // The fast scalar NTT (math/ntt.hpp's convention, bit-identical to ntt_forward_reference / ntt_inverse_reference).
 //
-// Included by math/ntt_scalar.cpp (the portable path, baseline flags) and by math/ntt_scalar_v3_avx2.cpp (the same
-// code compiled for x86-64-v3, where the 64 x 64 -> 128-bit products become BMI2 mulx). Deliberately no
-// #pragma once, and everything below sits in an anonymous namespace: each including file gets its own copy with
-// internal linkage, so the two instruction sets never meet in one symbol (ODR). For the same reason this code calls
-// no inline function with external linkage (mulhi64, mul_shoup_lazy, std::min ...): the linker keeps one
-// out-of-line copy of such a function, which could come from the v3 file and run on a CPU without BMI2.
+// Included by math/ntt_scalar.cpp only (built with the baseline flags). Everything below sits in an anonymous
+// namespace and calls no inline function with external linkage (mulhi64, mul_shoup_lazy, std::min ...), so that a
+// copy compiled with other instruction-set flags could include it without an ODR clash (such a copy, for
+// x86-64-v3, was measured no faster and removed).
 //
-// The transform (N = 2^16, one prime: 2^19 butterflies, three 64-bit products each, on a core with one multiplier):
-//  * Harvey's lazy butterflies with Shoup products: forward (Cooley-Tukey) values in [0, 4q), inverse
-//    (Gentleman-Sande) in [0, 2q); 4q < 2^63 for every q < 2^61.
+// The transform: (N/2) log N butterflies, each a Shoup product (three 64-bit multiplications; a core has one
+// multiplier, so about 3 cycles per butterfly is the floor) and a few additions.
+//  * Harvey's lazy butterflies, with bounds chosen so that few corrections remain (see the kernels): the forward
+//    (Cooley-Tukey) passes keep the coefficients in [0, 8q), the inverse (Gentleman-Sande) ones in [0, 4q).
 //  * Radix-4 passes: two stages per pass over the data (each element loaded and stored once per two stages).
 //  * Depth first: a radix-4 pass over a span S > kBlock is followed (forward) / preceded (inverse) by the
 //    transforms of its four quarters, recursively, so a span of 2^14 coefficients (128 KiB) is worked on while it
 //    sits in L2, and spans of at most kBlock coefficients run all their remaining stages inside L1. A limb of
-//    2^16 coefficients thus goes through memory (L3) about once per direction instead of log N times.
-//  * The last forward stage is fused with the final reduction to [0, q); the inverse's last stage (distance N/2,
-//    twiddle ipsi_rev[1]) multiplies by N^-1 and ipsi_rev[1] N^-1 instead of a separate scaling pass (N/2 products
-//    instead of N).
+//    2^16 coefficients thus goes through L3 about once per direction instead of log N = 16 times.
+//  * The last two forward stages are fused with the final reduction to [0, q); the inverse's last stage (distance
+//    N/2, twiddle ipsi_rev[1]) multiplies by N^-1 and ipsi_rev[1] N^-1 instead of a separate scaling pass (N/2
+//    products instead of N).
+//  * x86-64: the conditional subtractions are sub + cmov in inline assembly (GCC makes branches of some of them,
+//    mispredicted half the time on uniform residues); elsewhere plain C++.
 #include <cstddef>
 #include <cstdint>
 
@@ -31,23 +32,15 @@ using W64 = std::uint64_t;
 using W128 = unsigned __int128;
 using Size = std::size_t;
 
-/// Coefficients per in-cache block (16 KiB; its twiddles stream past it): spans up to this size run all their
-/// remaining stages breadth first.
+/// Coefficients per in-cache block (at most 16 KiB of data, plus as much twiddle data streaming past it): spans up
+/// to this size run all their remaining stages breadth first.
 constexpr Size kBlock = Size(1) << 11;
 
 #define EMBER_NTT_INLINE inline __attribute__((always_inline))
 
-EMBER_NTT_INLINE W64 hi64(W64 a, W64 b) {
-#if defined(__BMI2__) && defined(__x86_64__)
-    // mulx (GCC turns _mulx_u64 back into the one-operand mul, tied to rax and rdx); the high half only: with
-    // both destinations the same register, mulx writes the high half there
-    W64 h;
-    __asm__("mulx %1, %0, %0" : "=r"(h) : "rm"(b), "d"(a));
-    return h;
-#else
-    return static_cast<W64>((static_cast<W128>(a) * b) >> 64);
-#endif
-}
+// The high half of a 64 x 64-bit product. Deliberately the one-operand mul in both copies: BMI2's mulx (inline
+// assembly; GCC turns _mulx_u64 back into mul) measured 20-30% slower in these kernels on Zen 3.
+EMBER_NTT_INLINE W64 hi64(W64 a, W64 b) { return static_cast<W64>((static_cast<W128>(a) * b) >> 64); }
 /// a * w mod q in [0, 2q) for any a < 2^64 (Shoup; wp = floor(w 2^64 / q)).
 EMBER_NTT_INLINE W64 mul_lazy(W64 a, W64 w, W64 wp, W64 q) { return a * w - hi64(a, wp) * q; }
 /// x - m if x >= m, else x. On x86-64 as sub + cmov in inline assembly: GCC turns some of these selections into
@@ -95,11 +88,15 @@ struct Mod {
 // One correction (two instructions) per four butterflies instead of Harvey's four: the products' three 64-bit
 // multiplications compete with the additions for the integer ports, so every instruction saved counts.
 
-template <bool kBig, bool kFinal>
+/// kFirst: the transform's first pass (inputs in [0, q): no correction); kFinal: its last two stages.
+enum class FwdKind { kFirst, kMid, kFinal };
+
+template <bool kBig, FwdKind kKind>
 EMBER_NTT_INLINE void fwd4_body(W64* p0, W64* p1, W64* p2, W64* p3, Tw a, Tw b, Tw c, Mod m) {
+    constexpr bool kFirst = kKind == FwdKind::kFirst, kFinal = kKind == FwdKind::kFinal;
     const W64 q = m.q, q2 = m.q2;
-    W64 x0 = csub(*p0, m.q4);
-    const W64 x1 = kBig ? csub(*p1, m.q4) : *p1;
+    W64 x0 = kFirst ? *p0 : csub(*p0, m.q4);
+    const W64 x1 = kBig && !kFirst ? csub(*p1, m.q4) : *p1;
     if constexpr (kFinal) x0 = csub(x0, q2);  // [0, 2q): the outputs below then lie in [0, 4q)
     const W64 v2 = mul_lazy(*p2, a.w, a.wp, q), v3 = mul_lazy(*p3, a.w, a.wp, q);
     const W64 y0 = kFinal ? csub(x0 + v2, q2) : x0 + v2;
@@ -121,37 +118,42 @@ EMBER_NTT_INLINE void fwd4_body(W64* p0, W64* p1, W64* p2, W64* p3, Tw a, Tw b, 
 /// Radix-4 pass (stages t = 2h and h) over `units` consecutive units of 4h coefficients from p; unit k takes the
 /// twiddles w1[k] (stage 2h) and w2[2k], w2[2k + 1] (stage h). kFinal (h = 1 only): the last two stages of the
 /// transform, reduced to [0, q).
-template <bool kBig, bool kFinal>
+template <bool kBig, FwdKind kKind>
 void fwd4_pass(W64* p, Size units, Size h, const W64* w1, const W64* w1p, const W64* w2, const W64* w2p,
                Mod m) {
-    if (h == 1) {
+    if constexpr (kKind == FwdKind::kFinal) {  // h = 1: three twiddles per unit
+        (void)h;
         for (Size k = 0; k < units; ++k, p += 4)
-            fwd4_body<kBig, kFinal>(p, p + 1, p + 2, p + 3, Tw{w1[k], w1p[k]}, Tw{w2[2 * k], w2p[2 * k]},
-                                    Tw{w2[2 * k + 1], w2p[2 * k + 1]}, m);
-    } else if (h == 2) {
-        for (Size k = 0; k < units; ++k, p += 8) {
-            const Tw a{w1[k], w1p[k]}, b{w2[2 * k], w2p[2 * k]}, c{w2[2 * k + 1], w2p[2 * k + 1]};
-            fwd4_body<kBig, false>(p, p + 2, p + 4, p + 6, a, b, c, m);
-            fwd4_body<kBig, false>(p + 1, p + 3, p + 5, p + 7, a, b, c, m);
-        }
-    } else {
+            fwd4_body<kBig, kKind>(p, p + 1, p + 2, p + 3, Tw{w1[k], w1p[k]}, Tw{w2[2 * k], w2p[2 * k]},
+                                   Tw{w2[2 * k + 1], w2p[2 * k + 1]}, m);
+    } else {  // h >= 4 (the passes before the final one have t = 2h = 2^odd)
         for (Size k = 0; k < units; ++k) {
             const Tw a{w1[k], w1p[k]}, b{w2[2 * k], w2p[2 * k]}, c{w2[2 * k + 1], w2p[2 * k + 1]};
-            for (W64* const e = p + h; p != e; ++p) fwd4_body<kBig, false>(p, p + h, p + 2 * h, p + 3 * h, a, b, c, m);
+            for (W64* const e = p + h; p != e; ++p) fwd4_body<kBig, kKind>(p, p + h, p + 2 * h, p + 3 * h, a, b, c, m);
             p += 3 * h;
         }
     }
 }
 
-/// The last stage alone (t = 1, when the stage count is odd), fused with the final reduction to [0, q).
-template <bool kBig>
-void fwd2_last(W64* p, Size pairs, const W64* w, const W64* wp, Mod m) {
-    for (Size k = 0; k < pairs; ++k, p += 2) {
-        const W64 x = csub(csub(p[0], m.q4), m.q2);
-        const W64 v = mul_lazy(p[1], w[k], wp[k], m.q);
-        p[0] = csub(csub(x + v, m.q2), m.q);
-        p[1] = csub(sub_mod(x, v, m.q2), m.q);
+/// A radix-2 pass (stage t) over `units` consecutive units of 2t coefficients from p, unit k with twiddle w[k]:
+/// the odd stage of a block with an odd stage count, run first (in and out as for the radix-4 passes).
+template <FwdKind kKind>
+void fwd2_pass(W64* p, Size units, Size t, const W64* w, const W64* wp, Mod m) {
+    for (Size k = 0; k < units; ++k, p += t) {
+        const W64 tw = w[k], twp = wp[k];
+        for (W64* const e = p + t; p != e; ++p) {
+            const W64 x = kKind == FwdKind::kFirst ? p[0] : csub(p[0], m.q4);  // [0, 4q)
+            const W64 v = mul_lazy(p[t], tw, twp, m.q);
+            p[0] = x + v, p[t] = x - v + m.q2;  // [0, 6q)
+        }
     }
+}
+
+/// The only stage of a transform of size 2 (twiddle w[1]), reduced to [0, q).
+inline void fwd2_only(W64* p, const W64* w, const W64* wp, Mod m) {
+    const W64 x = p[0], v = mul_lazy(p[1], w[1], wp[1], m.q);  // x < q, v < 2q
+    p[0] = csub(csub(x + v, m.q2), m.q);
+    p[1] = csub(sub_mod(x, v, m.q2), m.q);
 }
 
 template <bool kBig>
@@ -163,22 +165,25 @@ struct Fwd {
 
     /// The radix-4 pass of stages t and t/2 over the units of [off, off + span).
     void pass4(W64* a, Size off, Size span, Size t) const {
-        const Size g = n / (2 * t) + off / (2 * t);  // stage t: twiddle w[n/(2t) + unit]
-        fwd4_pass<kBig, false>(a + off, span / (2 * t), t / 2, w + g, wp + g, w + 2 * g, wp + 2 * g, m);
+        const Size g = n / (2 * t) + off / (2 * t), units = span / (2 * t);  // stage t: twiddle w[n/(2t) + unit]
+        if (2 * t == n) fwd4_pass<kBig, FwdKind::kFirst>(a + off, units, t / 2, w + g, wp + g, w + 2 * g, wp + 2 * g, m);
+        else fwd4_pass<kBig, FwdKind::kMid>(a + off, units, t / 2, w + g, wp + g, w + 2 * g, wp + 2 * g, m);
     }
 
-    /// All stages with 2t <= span on [off, off + span) (the wider ones being done), the last one fused with the
-    /// final reduction.
+    /// All stages with 2t <= span on [off, off + span) (the wider ones being done): with an odd stage count a
+    /// radix-2 pass first, then radix-4 passes, the last one (t = 2, 1) fused with the final reduction.
     void block(W64* a, Size off, Size span) const {
+        if (n == 2) { fwd2_only(a, w, wp, m); return; }
         Size t = span / 2;
-        for (; t >= 4; t /= 4) pass4(a, off, span, t);
-        if (t == 2) {
-            const Size g = n / 4 + off / 4;
-            fwd4_pass<kBig, true>(a + off, span / 4, 1, w + g, wp + g, w + 2 * g, wp + 2 * g, m);
-        } else {  // t == 1
-            const Size g = n / 2 + off / 2;
-            fwd2_last<kBig>(a + off, span / 2, w + g, wp + g, m);
+        if (__builtin_ctzll(span) & 1) {
+            const Size g = n / (2 * t) + off / (2 * t), units = span / (2 * t);
+            if (span == n) fwd2_pass<FwdKind::kFirst>(a + off, units, t, w + g, wp + g, m);
+            else fwd2_pass<FwdKind::kMid>(a + off, units, t, w + g, wp + g, m);
+            t /= 2;
         }
+        for (; t >= 4; t /= 4) pass4(a, off, span, t);
+        const Size g = n / 4 + off / 4;  // t == 2: the last two stages
+        fwd4_pass<kBig, FwdKind::kFinal>(a + off, span / 4, 1, w + g, wp + g, w + 2 * g, wp + 2 * g, m);
     }
 
     /// The stages with 2t <= span on [off, off + span): a radix-4 pass over it, then its four quarters (depth

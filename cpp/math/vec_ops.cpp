@@ -207,7 +207,7 @@ void vec_dot_scalar(u64* out, const u64* const* a, const u64* const* b, std::siz
         return;
     }
     const std::size_t chunk = dot_barrett_chunk(m);
-    if (terms <= chunk && terms <= 4) {
+    if (terms <= chunk && terms <= 4) {  // one pass over at most 8 streams, the sums in registers
         switch (terms) {
             case 1: return dot_fixed<1>(out, a, b, n, br);
             case 2: return dot_fixed<2>(out, a, b, n, br);

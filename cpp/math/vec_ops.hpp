@@ -1,7 +1,9 @@
 // Element-wise modular kernels over one limb (n words, one modulus). Inputs are in [0, q), outputs too.
 // Dispatch: IFMA lanes for q < 2^50 when the CPU has them, else AVX-512F lanes (64-bit products from 32-bit
-// pieces, any q) when it has AVX-512 F/DQ/VL, else the scalar code; EMBER_SIMD=scalar|avx512 caps the level.
-// All paths give the same (fully reduced) outputs.
+// pieces, any q) when it has AVX-512 F/DQ/VL, else AVX2 lanes (the same arithmetic on four lanes) when it has
+// AVX2 / BMI2 / FMA, else the scalar code; EMBER_SIMD=scalar|avx2|avx512|ifma caps the level (math/cpu_features).
+// All paths give the same (fully reduced) outputs. vec_dot (the key-switch inner product) streams its operands in
+// blocks of coefficients, a few arrays at a time, on every path.
 #pragma once
 
 #include <cstddef>

@@ -173,11 +173,11 @@ void check_fast_path(const char* path, bool (*supported)(const NttTables&), Fast
         ++checked;
         for (const auto& a : test_inputs(n, q, seed += 11)) {
             auto want = a, got = a;
-            ntt_forward_scalar(want.data(), tb);
+            ntt_forward_reference(want.data(), tb);
             fwd(got.data(), tb);
             ASSERT_EQ(got, want) << path << " forward, n=" << n << ", " << ps.name << " q=" << q;
             want = a, got = a;  // the inverse on arbitrary reduced inputs, not only on forward outputs
-            ntt_inverse_scalar(want.data(), tb);
+            ntt_inverse_reference(want.data(), tb);
             inv(got.data(), tb);
             ASSERT_EQ(got, want) << path << " inverse, n=" << n << ", " << ps.name << " q=" << q;
         }
@@ -356,18 +356,6 @@ void check_scalar_against_reference(const char* name, FastFn fwd, FastFn inv) {
 }
 
 TEST(NttScalar, FastMatchesReference) { check_scalar_against_reference("scalar", ntt_forward_scalar, ntt_inverse_scalar); }
-
-TEST(NttScalar, V3CopyMatchesReference) {
-#if defined(__x86_64__)
-    const CpuFeatures& f = cpu_features();  // as detected: the copy is safe to call whatever EMBER_SIMD says
-    if (!(f.avx2 && f.bmi2 && f.fma)) GTEST_SKIP() << "no AVX2 / BMI2 / FMA on this CPU";
-    check_scalar_against_reference("scalar v3", detail::ntt_forward_scalar_v3, detail::ntt_inverse_scalar_v3);
-    EXPECT_EQ(detail::ntt_scalar_v3_supported(), f.use_avx2());
-#else
-    EXPECT_FALSE(detail::ntt_scalar_v3_supported());
-    GTEST_SKIP() << "the x86-64-v3 copy exists in x86-64 builds only";
-#endif
-}
 
 TEST(NttScalar, ModMulCountMergesNInverse) {
     for (std::size_t n : {std::size_t(2), std::size_t(16), std::size_t(1) << 16}) {

@@ -3,8 +3,8 @@
 Each function below follows one path of the library (cpp/ckks/evaluator.cpp, cpp/ring/key_switch.cpp) and
 issues the backend kernels it calls, with the counts cpp/backend/cpu/cpu_backend.cpp reports for them:
   ntt_forward / ntt_inverse  per limb: (N/2) log N products and N log N additions; the inverse adds the N^-1
-                             scaling (N/2 products merged into the last stage on the AVX-512 / IFMA paths,
-                             N products on the scalar path: math/ntt.hpp, ntt_mod_mul_count);
+                             scaling (N/2 products merged into the last stage on every path: math/ntt.hpp,
+                             ntt_mod_mul_count; builds before the scalar path merged it did a pass of N);
   base_convert[_centered]    k inputs to m outputs: N k + N k m (+ N m) products, N (k - 1) m (+ N m) additions;
   dot                        terms x limbs products, (terms - 1) x limbs additions;
   mul, mul_add, mul_const[_add], sub_mul_const, add, sub, neg, add_const, copy, automorph: one per element.
@@ -156,7 +156,7 @@ class Ring:
     q_count: int
     k: int
     dnum: int
-    inverse_scaling_merged: bool = True  # AVX-512 / IFMA NTT: N^-1 merged into the last stage
+    inverse_scaling_merged: bool = True  # N^-1 merged into the inverse NTT's last stage (every path today)
 
     @classmethod
     def from_sim(cls, p: SimParams, merged: Optional[bool] = None) -> "Ring":
@@ -193,12 +193,9 @@ def _library_special_primes(p: SimParams, log_scale: int) -> Optional[int]:
 
 
 def _vector_ntt() -> bool:
-    """Whether this CPU takes the AVX-512 / IFMA NTT paths (which merge N^-1); True without the library."""
-    try:
-        from .. import _ember
-        return bool(_ember.cpu_features()["avx512f"])
-    except Exception:  # noqa: BLE001 - the simulator runs without the compiled library too
-        return True
+    """Whether the inverse NTT merges N^-1 into its last stage: every path of this library does (the scalar one too,
+    since the every-CPU work of issue 30); kept as a function so that accountings of older builds can say False."""
+    return True
 
 
 @dataclass
