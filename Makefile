@@ -8,6 +8,8 @@
 #   make test-asan   C++ and Python suites (small rings) under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the threading tests (C++ stress test, Python threads sharing a Context) under ThreadSanitizer
 #   make fuzz        every libFuzzer target (fuzz/) for FUZZ_SECONDS seconds each; fails on any crash
+#   make test-arm64  cross-compiles for aarch64 Linux and runs the C++ tests and the NTT bench under qemu-user
+#   make test-baseline-cpu  the x86-64 C++ tests (build/cpp) under qemu-user on a CPU without AVX (Nehalem)
 
 PYTHON  ?= python3
 VENV    := build/venv
@@ -20,17 +22,22 @@ FUZZ_APT_PKGS := clang libclang-rt-dev
 FUZZ_SECONDS ?= 60
 
 .PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps fuzz-deps py-deps install clean \
-        test-asan test-tsan fuzz
+        test-asan test-tsan fuzz cpp-tests test-arm64 arm64-deps test-baseline-cpu qemu-deps
 
 demo: install
 	$(PY) examples/01_first_program.py
 
 test: test-cpp test-python
 
-test-cpp: apt-deps
-	cmake -S . -B build/cpp -DCMAKE_BUILD_TYPE=Release -DEMBER_TESTS=ON > /dev/null
-	cmake --build build/cpp -j$(JOBS) --target ember_tests
-	cd build/cpp && ctest --output-on-failure -j$(JOBS)
+# The native C++ tests' build directory (test-cpp, test-baseline-cpu).
+CPP_BUILD ?= build/cpp
+
+cpp-tests: apt-deps
+	cmake -S . -B $(CPP_BUILD) -DCMAKE_BUILD_TYPE=Release -DEMBER_TESTS=ON > /dev/null
+	cmake --build $(CPP_BUILD) -j$(JOBS) --target ember_tests
+
+test-cpp: cpp-tests
+	cd $(CPP_BUILD) && ctest --output-on-failure -j$(JOBS)
 
 test-python: install
 	$(PY) -m pytest -q tests/python
@@ -122,6 +129,49 @@ fuzz: fuzz-deps
 	CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Release -DEMBER_FUZZ=ON -DEMBER_TESTS=OFF > /dev/null
 	cmake --build build/fuzz -j$(JOBS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+# --- other architectures and CPUs, emulated (README, "Building on ARM64") -----------------------------------------
+# Both run the C++ suite under qemu-user (TCG: the scalar kernels run some 10 to 50 times slower than natively) as one
+# process per CPU core (.ci/gtest-shards; ctest's process per test would redo the bootstrapping key generation for
+# every test), without EMU_GTEST_FILTER's tests: the one on a larger ring than the rest (N = 2^13; the others are
+# N <= 2^12), which alone takes 26 s under qemu. Measured on the 2-core VM: README, "Building on ARM64".
+EMU_GTEST_FILTER ?= -Bootstrap.FullSlotsPrecisionAtN8192
+QEMU_APT_PKGS := qemu-user
+# Debian's cross compiler and the arm64 builds of the libraries (multiarch: needs `dpkg --add-architecture arm64`).
+ARM64_APT_PKGS := g++-aarch64-linux-gnu libssl-dev:arm64 libgmp-dev:arm64 libgtest-dev:arm64
+# `-L /`: the arm64 loader and C library of the multiarch packages (cmake/toolchains/aarch64-linux-gnu.cmake says
+# why not the cross toolchain's copy in /usr/aarch64-linux-gnu).
+QEMU_ARM64 := qemu-aarch64 -L /
+# Nehalem: x86-64 with SSE4.2 and POPCNT, no AVX (so no AVX2, BMI2, FMA, AVX-512).
+QEMU_X86_64 := qemu-x86_64 -cpu Nehalem
+
+qemu-deps:
+	$(call apt_install,$(QEMU_APT_PKGS))
+
+arm64-deps: qemu-deps
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { \
+	  echo "adding the arm64 architecture to dpkg (multiarch)"; SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO dpkg --add-architecture arm64; }
+	$(call apt_install,cmake make $(ARM64_APT_PKGS))
+
+test-arm64: arm64-deps
+	cmake -S . -B build/arm64 --no-warn-unused-cli -DCMAKE_TOOLCHAIN_FILE=$(abspath cmake/toolchains/aarch64-linux-gnu.cmake) \
+	  -DCMAKE_BUILD_TYPE=Release -DEMBER_TESTS=ON > /dev/null
+	cmake --build build/arm64 -j$(JOBS) --target ember_tests ember_ntt_bench
+	readelf -h build/arm64/tests/cpp/ember_tests | grep -q AArch64
+	EMBER_EXPECT_PATH=scalar .ci/gtest-shards $(JOBS) build/arm64/gtest $(QEMU_ARM64) build/arm64/tests/cpp/ember_tests \
+	  --gtest_filter='$(EMU_GTEST_FILTER)'
+	$(QEMU_ARM64) build/arm64/tests/cpp/ember_ntt_bench --log-n 12 --runs 5 --warmup 1
+
+# The default build targets x86-64 v1 (SSE2) and enters its AVX2 / AVX-512 kernels only after a CPUID check: on a CPU
+# model without AVX (Nehalem), an AVX instruction anywhere else (say an inline function of a header compiled into a
+# kernel file and picked by the linker for baseline code) is a SIGILL, and the dispatch must take the scalar path.
+# EMBER_EXPECT_PATH=scalar: Platform.KernelPathsAreTheExpectedOnes fails unless every kernel family takes that path.
+# .ci/check-baseline-isa first looks for such instructions in all the baseline code, run by the tests or not.
+test-baseline-cpu: cpp-tests qemu-deps
+	.ci/check-baseline-isa $(CPP_BUILD)
+	EMBER_EXPECT_PATH=scalar .ci/gtest-shards $(JOBS) $(CPP_BUILD)/baseline-cpu $(QEMU_X86_64) \
+	  $(CPP_BUILD)/tests/cpp/ember_tests --gtest_filter='$(EMU_GTEST_FILTER)'
 
 clean:
 	rm -rf build
