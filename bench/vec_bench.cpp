@@ -4,6 +4,8 @@
 // (default), the previous scalar implementations reproduced below from the code they replaced, and with
 // --vs scalar the current scalar kernels (detail::vec_*_scalar: what runs without AVX-512); vec_mul_const_add and
 // vec_sub_mul_const have no previous implementation and are measured against the scalar kernels in either mode.
+// Convert: --vs old compares with the per-coefficient conversion reproduced below, --vs scalar with
+// detail::base_convert_scalar (the blocked kernel, what EMBER_SIMD=scalar runs).
 // vec_add / sub / neg / add_const are measured against the scalar kernels in either mode too.
 // vec_dot is measured for each count of --terms (default 3; key switching has 2 * dnum terms, up to 32), and each such
 // count adds a record "vec_dot_scalar": the streaming scalar kernel (detail::vec_dot_scalar) against the scalar
@@ -300,12 +302,18 @@ int main(int argc, char** argv) {
             std::vector<u64*> p1, p2;
             for (std::size_t i = 0; i < k; ++i) { in[i] = rand_vec(n, cv.from()[i].q, rng); ip.push_back(in[i].data()); }
             for (std::size_t j = 0; j < m; ++j) { p1.push_back(o1[j].data()); p2.push_back(o2[j].data()); }
-            const char* path = detail::base_convert_ifma_supported(cv) ? "ifma" : "scalar";
+            const char* path = detail::base_convert_ifma_supported(cv)   ? "ifma"
+                               : detail::base_convert_avx2_supported(cv) ? "avx2"
+                                                                         : "scalar";
             for (bool centered : {false, true}) {
-                const JsonLine extra = JsonLine(true).str("shape", s.name).num("k", k).num("m", m).boolean("centered", centered);
+                const JsonLine extra = JsonLine(true).str("shape", s.name).num("k", k).num("m", m).boolean("centered", centered)
+                                           .str("baseline", vs_scalar ? "scalar" : "old");
                 const int cruns = std::max(1, runs / 2);
                 emit("convert", extra, n, cruns,
-                     time_pair([&] { old_convert(cv, ip.data(), p1.data(), 0, n, centered); },
+                     time_pair([&] {
+                                   if (vs_scalar) detail::base_convert_scalar(cv, ip.data(), p1.data(), 0, n, centered);
+                                   else old_convert(cv, ip.data(), p1.data(), 0, n, centered);
+                               },
                                [&] { cv.convert(ip.data(), p2.data(), 0, n, centered); }, n, cruns, 1), path);
                 if (o1 != o2) { std::fprintf(stderr, "convert %s: old and new differ\n", s.name); return 1; }
             }

@@ -49,7 +49,9 @@ std::vector<std::pair<std::string, std::string>> kernel_paths(const std::vector<
     std::vector<std::pair<std::string, std::string>> out;
     out.emplace_back("ntt", joined(primes, ntt_path_for));
     out.emplace_back("elementwise", joined(primes, elementwise_path_for));
-    out.emplace_back("base_conversion", f.use_ifma() ? "ifma" : "scalar");
+    // base_convert_ifma takes odd primes in [2^20, 2^61), base_convert_avx2 any primes (below 2^61, as every Modulus)
+    const bool ifma_primes = std::all_of(primes.begin(), primes.end(), [](u64 q) { return (q & 1) && q >= (u64(1) << 20); });
+    out.emplace_back("base_conversion", f.use_ifma() && ifma_primes ? "ifma" : f.use_avx2() ? "avx2" : "scalar");
     out.emplace_back("automorphism", "scalar");
     out.emplace_back("heaan_crt", heaan::detail::crt_ifma_supported() ? "ifma" : "scalar");
     return out;

@@ -60,6 +60,7 @@ void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t b
     if (begin >= end) return;
 #if defined(__x86_64__)
     if (detail::base_convert_ifma_supported(*this)) return detail::base_convert_ifma(*this, in, out, begin, end, centered);
+    if (detail::base_convert_avx2_supported(*this)) return detail::base_convert_avx2(*this, in, out, begin, end, centered);
 #endif
     detail::base_convert_scalar(*this, in, out, begin, end, centered);
 }
@@ -102,8 +103,9 @@ struct TargetReduce {
 }  // namespace
 
 #if !defined(__x86_64__)
-// The IFMA kernel (math/rns_ifma.cpp) is x86-64 only: elsewhere the scalar one always runs.
+// The IFMA and AVX2 kernels (math/rns_ifma.cpp, math/rns_avx2.cpp) are x86-64 only: elsewhere the scalar one always runs.
 bool base_convert_ifma_supported(const BaseConverter&) { return false; }
+bool base_convert_avx2_supported(const BaseConverter&) { return false; }
 #endif
 
 void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,

@@ -1,5 +1,5 @@
 // Internal entry points of the element-wise kernels (math/vec_ops.cpp, math/vec_ops_avx2.cpp, math/vec_ops_avx512.cpp,
-// math/vec_ops_ifma.cpp) and of the base conversion kernels (math/rns.cpp, math/rns_ifma.cpp).
+// math/vec_ops_ifma.cpp) and of the base conversion kernels (math/rns.cpp, math/rns_ifma.cpp, math/rns_avx2.cpp).
 //
 // The public functions in vec_ops.hpp / BaseConverter::convert dispatch here at run time (CPUID, see
 // cpu_features). Tests and benchmarks call these directly to force one path, guarded by the *_supported
@@ -16,7 +16,9 @@
 //  * *_scalar kernels: portable code, any q < 2^61 (the run-time fallback without AVX2, or EMBER_SIMD=scalar).
 //    vec_dot_scalar streams its operands: blocks of coefficients, each swept by a few terms at a time.
 //  * base_convert_ifma: any bases of primes below 2^61 (52-bit digit Montgomery accumulation); precondition
-//    base_convert_ifma_supported(conv). base_convert_scalar: any bases (the fallback).
+//    base_convert_ifma_supported(conv). base_convert_avx2: up to 63 source primes, any primes below 2^61 (exact
+//    128-bit sums from 32 x 32-bit lane products); precondition base_convert_avx2_supported(conv).
+//    base_convert_scalar: any bases (the fallback).
 #pragma once
 
 #include <cstddef>
@@ -114,7 +116,7 @@ struct Barrett64 {
 /// starts the next one). Requires Barrett64(m).ok.
 std::size_t dot_barrett_chunk(const Modulus& m);
 
-// ---- base conversion (math/rns.cpp, math/rns_ifma.cpp) -----------------------------------------------------------
+// ---- base conversion (math/rns.cpp, math/rns_ifma.cpp, math/rns_avx2.cpp) -------------------------------------------
 /// Portable blocked kernel (any bases; bit-identical to convert_reference).
 void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
                          std::size_t end, bool centered);
@@ -122,6 +124,12 @@ void base_convert_scalar(const BaseConverter& conv, const u64* const* in, u64* c
 bool base_convert_ifma_supported(const BaseConverter& conv);
 /// IFMA kernel. Precondition: base_convert_ifma_supported(conv).
 void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
+                       std::size_t end, bool centered);
+/// The AVX2 path is enabled (cpu_features().use_avx2()), 1 <= k <= 63 source primes, every prime in [2, 2^61)
+/// (math/rns_avx2.cpp; false on other architectures).
+bool base_convert_avx2_supported(const BaseConverter& conv);
+/// AVX2 kernel (x86-64 only). Precondition: base_convert_avx2_supported(conv).
+void base_convert_avx2(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
                        std::size_t end, bool centered);
 
 }  // namespace ember::detail

@@ -577,6 +577,10 @@ void check_convert(const BaseConverter& conv, std::mt19937_64& rng, std::size_t 
             ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_ifma(conv, ip.data(), o, b, e, centered); }), ref)
                 << "base_convert_ifma";
         }
+        if (detail::base_convert_avx2_supported(conv)) {
+            ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_avx2(conv, ip.data(), o, b, e, centered); }), ref)
+                << "base_convert_avx2";
+        }
 #endif
     }
 }
@@ -645,6 +649,122 @@ TEST(BaseConvSimd, IfmaPathIsTakenOnIfmaCpus) {
     tm.emplace_back(1000003);  // below 2^20: not for the Montgomery kernel
     EXPECT_FALSE(detail::base_convert_ifma_supported(BaseConverter(fm, tm)));
 }
+
+// ---- AVX2 base conversion against the scalar kernel and the reference --------------------------------------------------
+
+#if defined(__x86_64__)
+// Residues of n coefficients: uniform, with 0, 1, q - 1 and q - 2 sprinkled per residue, and whole coefficients of one
+// edge value in every limb (0, 1, q - 1: x = Q - 1, the largest sums; (q -+ 1) / 2: x = (Q -+ 1) / 2, the rounding
+// boundary of the centered mode).
+std::vector<Vec> avx2_conv_inputs(const BaseConverter& conv, std::size_t n, std::mt19937_64& rng) {
+    const std::size_t k = conv.from().size();
+    std::vector<Vec> in(k, Vec(n));
+    for (std::size_t c = 0; c < n; ++c) {
+        const unsigned whole = static_cast<unsigned>(rng() % 12);  // 0..5: every limb the same edge value
+        for (std::size_t i = 0; i < k; ++i) {
+            const u64 q = conv.from()[i].q;
+            const u64 edges[6] = {0, 1, q - 1, q - 2, (q - 1) / 2, (q + 1) / 2};
+            if (whole < 6) in[i][c] = edges[whole] % q;
+            else in[i][c] = rng() % 3 == 0 ? edges[rng() % 4] % q : rng() % q;
+        }
+    }
+    return in;
+}
+
+// base_convert_avx2 == base_convert_scalar == convert_reference on [b, e) of n coefficients, both modes; the words
+// outside [b, e) stay untouched.
+void check_avx2_convert(const BaseConverter& conv, std::mt19937_64& rng, std::size_t n, std::size_t b, std::size_t e) {
+    ASSERT_TRUE(detail::base_convert_avx2_supported(conv));
+    const std::size_t k = conv.from().size(), m = conv.to().size();
+    const std::vector<Vec> in = avx2_conv_inputs(conv, n, rng);
+    std::vector<const u64*> ip;
+    for (const auto& v : in) ip.push_back(v.data());
+    for (bool centered : {false, true}) {
+        SCOPED_TRACE(std::string(centered ? "centered" : "plain") + " k=" + std::to_string(k) + " m=" + std::to_string(m) +
+                     " n=" + std::to_string(n) + " [" + std::to_string(b) + ", " + std::to_string(e) + ")");
+        auto run = [&](const auto& path) {
+            std::vector<Vec> o(m, Vec(n, 7));
+            std::vector<u64*> op;
+            for (auto& v : o) op.push_back(v.data());
+            path(op.data());
+            return o;
+        };
+        const std::vector<Vec> ref = run([&](u64* const* o) { conv.convert_reference(ip.data(), o, b, e, centered); });
+        ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_scalar(conv, ip.data(), o, b, e, centered); }), ref)
+            << "base_convert_scalar";
+        ASSERT_EQ(run([&](u64* const* o) { detail::base_convert_avx2(conv, ip.data(), o, b, e, centered); }), ref)
+            << "base_convert_avx2";
+        ASSERT_EQ(run([&](u64* const* o) { conv.convert(ip.data(), o, b, e, centered); }), ref) << "convert";
+    }
+}
+
+TEST(BaseConvSimd, Avx2MatchesScalarAndReference) {
+    if (!cpu_features().use_avx2()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    // 1..20 sources, 1..12 targets, primes of 30 to 61 bits mixed; ranges with tails (not multiples of 4 or of the
+    // 64-coefficient block), starting anywhere
+    std::mt19937_64 rng(301);
+    const std::vector<int> sizes = {30, 31, 33, 36, 40, 45, 49, 50, 52, 55, 58, 59, 60, 61};
+    const std::vector<std::size_t> ns = {1, 2, 3, 4, 5, 7, 63, 64, 65, 67, 130, 257, 1001};
+    for (int it = 0; it < 80; ++it) {
+        const std::size_t k = 1 + it % 20, m = 1 + (it * 7) % 12;
+        std::vector<int> fb, tb;
+        const int span = it % 4 == 0 ? 1 : 0;  // every fourth base: one size for all (all 30-bit, all 61-bit, ...)
+        const int fixed = sizes[rng() % sizes.size()];
+        for (std::size_t i = 0; i < k; ++i) fb.push_back(span ? fixed : sizes[rng() % sizes.size()]);
+        for (std::size_t j = 0; j < m; ++j) tb.push_back(span ? fixed : sizes[rng() % sizes.size()]);
+        std::vector<u64> used;
+        const auto from = take_primes(fb, used), to = take_primes(tb, used);
+        const BaseConverter conv(moduli_of(from), moduli_of(to));
+        const std::size_t n = ns[rng() % ns.size()];
+        const std::size_t b = n > 8 ? rng() % 9 : rng() % n, e = n > 8 ? n - rng() % 9 : b + 1 + rng() % (n - b);
+        check_avx2_convert(conv, rng, n, b, e);
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(BaseConvSimd, Avx2WideSumsMatchReference) {
+    if (!cpu_features().use_avx2()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    // 61-bit sources: 20 of them (sums beyond the Barrett estimate for 61-bit targets, and the middle partial
+    // products normalized on the way), and 63 (the most the kernel takes: sums up to 2^128, v up to 63)
+    std::mt19937_64 rng(303);
+    for (std::size_t k : {std::size_t(12), std::size_t(20), std::size_t(63)}) {
+        std::vector<u64> used;
+        const auto from = take_primes(std::vector<int>(k, 61), used);
+        const auto to = take_primes({61, 30, 60, 61, 45}, used);
+        const BaseConverter conv(moduli_of(from), moduli_of(to));
+        for (std::size_t n : {std::size_t(5), std::size_t(200)}) check_avx2_convert(conv, rng, n, n == 5 ? 1 : 3, n);
+    }
+}
+
+TEST(BaseConvSimd, Avx2KeySwitchShapesMatchScalar) {
+    if (!cpu_features().use_avx2()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    // ModUp 8 + 1 -> 24 + 8 and ModDown 8 (+ 1) -> 24 at N = 2^16 (a range with tails at both ends)
+    std::mt19937_64 rng(304);
+    std::vector<u64> used;
+    const auto q0 = take_primes({60}, used);
+    const auto qs = take_primes(std::vector<int>(32, 50), used);
+    const auto ps = take_primes(std::vector<int>(8, 60), used);
+    std::vector<u64> up_from = q0, up_to(qs.begin() + 8, qs.end()), down_from = ps, down_to = q0;
+    up_from.insert(up_from.end(), qs.begin(), qs.begin() + 8);
+    up_to.insert(up_to.end(), ps.begin(), ps.end());
+    down_to.insert(down_to.end(), qs.begin(), qs.begin() + 23);
+    for (const BaseConverter& conv : {BaseConverter(moduli_of(up_from), moduli_of(up_to)),
+                                      BaseConverter(moduli_of(down_from), moduli_of(down_to))}) {
+        check_avx2_convert(conv, rng, 65536, 3, 65536 - 1);
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(BaseConvSimd, Avx2SupportedShapes) {
+    if (!cpu_features().use_avx2()) GTEST_SKIP() << "AVX2 path off (CPU lacks AVX2/BMI2/FMA, or EMBER_SIMD caps it)";
+    std::vector<u64> used;
+    const auto f = take_primes(std::vector<int>(63, 30), used), t = take_primes({61, 30}, used);
+    EXPECT_TRUE(detail::base_convert_avx2_supported(BaseConverter(moduli_of(f), moduli_of(t))));
+    std::vector<u64> f64 = f;
+    f64.push_back(take_primes({31}, used).at(0));  // 64 sources: the scalar kernel's fallback
+    EXPECT_FALSE(detail::base_convert_avx2_supported(BaseConverter(moduli_of(f64), moduli_of(t))));
+}
+#endif  // __x86_64__
 
 }  // namespace
 }  // namespace ember
