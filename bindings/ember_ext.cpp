@@ -27,6 +27,7 @@
 #include "math/kernel_paths.hpp"
 #include "math/ntt.hpp"
 #include "math/primes.hpp"
+#include "trace/peak.hpp"
 #include "trace/trace.hpp"
 #include "util/errors.hpp"
 
@@ -380,11 +381,29 @@ NB_MODULE(_ember, m) {
         for (auto& [k, c] : trace::snapshot()) {
             nb::dict d;
             d["calls"] = c.calls; d["mod_mul"] = c.mod_mul; d["mod_add"] = c.mod_add; d["ntt"] = c.ntt;
+            d["word_mul"] = c.word_mul; d["adc"] = c.adc;
             d["bytes_read"] = c.bytes_read; d["bytes_written"] = c.bytes_written; d["ns"] = c.ns;
             out[k.c_str()] = d;
         }
         return out;
     });
+    m.def("machine_peak", [](int threads, std::size_t copy_mib, std::size_t mul_words, int prime_bits) {
+        trace::MachinePeak p;
+        {
+            nb::gil_scoped_release r;
+            p = trace::machine_peak(threads, copy_mib, mul_words, prime_bits);
+        }
+        nb::dict d;
+        d["threads"] = p.threads; d["prime"] = p.prime; d["mul_path"] = p.mul_path; d["mul_words"] = p.mul_words;
+        d["mulmod_per_s_thread"] = p.mulmod_per_s_thread; d["mulmod_per_s"] = p.mulmod_per_s;
+        d["word_mul_per_s_thread"] = p.word_mul_per_s_thread; d["word_mul_per_s"] = p.word_mul_per_s;
+        d["copy_bytes"] = p.copy_bytes; d["copy_bytes_per_s_thread"] = p.copy_bytes_per_s_thread;
+        d["copy_bytes_per_s"] = p.copy_bytes_per_s; d["seconds"] = p.seconds;
+        return d;
+    }, nb::arg("threads") = 1, nb::arg("copy_mib") = 256, nb::arg("mul_words") = 1024, nb::arg("prime_bits") = 50,
+       "The machine's measured peaks (trace/peak.hpp): vec_mul modular multiplications per second on L1-resident "
+       "operands (two of mul_words words), scalar word multiply-accumulates per second, memcpy bandwidth of a "
+       "copy_mib MiB buffer (bytes read + written per second); each on one thread (*_thread) and on `threads`.");
 
     // Micro-benchmark of one limb transform, timed in C++ (ns per call), for `ember bench ntt`.
     m.def("bench_ntt", [](int log_n, int bits, int runs, bool inverse) {

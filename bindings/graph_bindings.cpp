@@ -55,6 +55,7 @@ void bind_graph(nb::module_& m) {
             for (const auto& [k, v] : e.args) args.append(nb::make_tuple(k, v));
             d["args"] = args;
             c["calls"] = e.counts.calls; c["mod_mul"] = e.counts.mod_mul; c["mod_add"] = e.counts.mod_add; c["ntt"] = e.counts.ntt;
+            c["word_mul"] = e.counts.word_mul; c["adc"] = e.counts.adc;
             c["bytes_read"] = e.counts.bytes_read; c["bytes_written"] = e.counts.bytes_written; c["ns"] = e.counts.ns;
             d["counts"] = c;
             d["ns"] = e.ns;

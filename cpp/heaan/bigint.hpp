@@ -26,7 +26,7 @@ inline void mask_bits(u64* a, std::size_t n, int bits) {
 }
 
 /// One word of a carry (borrow) chain: *s = a + b + c (a - b - c) mod 2^64, returns the carry (borrow) out, c in {0, 1}.
-/// x86-64: ADC / SBB through the intrinsics; elsewhere (aarch64: ADDS / ADCS, SUBS / SBCS) a 128-bit sum.
+/// x86-64: ADC / SBB through the intrinsics; elsewhere a 128-bit sum (aarch64: two ADDS and the carry flag read back).
 inline unsigned char add_carry(unsigned char c, u64 a, u64 b, u64* s) {
 #if defined(__x86_64__)
     unsigned long long r;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "backend/cpu/thread_pool.hpp"
 #include "math/primes.hpp"
@@ -301,6 +302,29 @@ void count_kernel(const char* kernel, std::uint64_t calls, std::uint64_t mod_mul
     trace::record(kernel, c);
 }
 
+namespace {
+/// Adds the counts count_kernel has no argument for (modular additions, word products, multi-word additions) to a
+/// trace kernel when tracing is on (calls, time and bytes are recorded by count_kernel / KernelClock).
+void count_words(const char* kernel, std::uint64_t mod_add, std::uint64_t word_mul, std::uint64_t adc) {
+    if (!trace::enabled()) return;
+    trace::Counts c;
+    c.mod_add = mod_add;
+    c.word_mul = word_mul;
+    c.adc = adc;
+    trace::record(kernel, c);
+}
+/// Output digits the iCRT kernel multiplies per coefficient and row (the rows are t_0 .. t_{np-1} and v): the
+/// scalar kernel runs words [w_lo, w_hi); the IFMA kernel runs the nd digits in nc chunks of kc, nc kc >= nd
+/// (the table rows are zero-padded), and propagates carries over nd. first: products, second: carry steps.
+std::pair<std::uint64_t, std::uint64_t> icrt_digits(bool ifma, int shift, int out_bits) {
+    const int db = ifma ? 52 : 64;
+    const std::size_t nd = static_cast<std::size_t>(shift + out_bits + db - 1) / db - detail::icrt_first_digit(shift, db);
+    if (!ifma) return {nd, nd};
+    const std::size_t nc = (nd + 12) / 13, kc = (nd + nc - 1) / nc;
+    return {nc * kc, nd};
+}
+}  // namespace
+
 RowBuffer::RowBuffer(std::size_t words) : size_(words) {
     const std::size_t bytes = (words * sizeof(u64) + 63) / 64 * 64;
     p_.reset(static_cast<u64*>(std::aligned_alloc(64, std::max<std::size_t>(bytes, 64))));
@@ -324,14 +348,14 @@ void crt_polys(const CrtBasis& B, ThreadPool& pool, const std::vector<const BigP
     if (dest.size() != polys.size()) throw std::logic_error("crt_polys: one destination per polynomial");
     std::vector<std::vector<u64*>> outs(polys.size(), std::vector<u64*>(np));
     std::vector<std::vector<u64>> offs(polys.size());
-    std::uint64_t macs = 0, rd = 0;
+    std::uint64_t wmul = 0, rd = 0;
     for (std::size_t k = 0; k < polys.size(); ++k) {
         const BigPoly& p = *polys[k];
         if (p.n != n) throw std::invalid_argument("crt: polynomial of degree " + std::to_string(p.n) + ", the basis has N = " + std::to_string(n));
         for (std::size_t j = 0; j < np; ++j) outs[k][j] = dest[k] + j * n;
         if (centered) offs[k] = B.centered_offsets(p.bits, np);
         const std::size_t digits = B.ifma() ? static_cast<std::size_t>(p.bits + 51) / 52 : p.words;
-        macs += n * np * (digits + 1);  // word multiply-accumulates (Table IV) + one reduction per residue
+        wmul += n * np * digits;  // word products, each accumulated into the two-word sum (Table IV: qLimbs per residue)
         rd += n * p.words * 8;
     }
     const std::size_t tasks = (n + kTask - 1) / kTask;
@@ -343,7 +367,12 @@ void crt_polys(const CrtBasis& B, ThreadPool& pool, const std::vector<const BigP
             B.crt_block(p.coeff(c0), p.words, p.bits, np, outs[k].data(), c0, cnt, centered ? offs[k].data() : nullptr);
         }
     });
-    count_kernel("heaan_crt", polys.size(), macs, 0, rd, polys.size() * n * np * 8);
+    // one reduction of the two-word sum per residue (Table IV's N np modular multiplications; the scalar path's extra
+    // product when that sum overflows two words, which needs more than 2^(64 - prime_bits) words, is not counted);
+    // centered: one modular addition of the offset per residue
+    const std::uint64_t residues = polys.size() * n * np;
+    count_kernel("heaan_crt", polys.size(), residues, 0, rd, residues * 8);
+    count_words("heaan_crt", centered ? residues : 0, wmul, wmul);
 }
 
 void crt_small(const CrtBasis& B, ThreadPool& pool, const std::vector<std::int64_t>& v, std::size_t np, u64* dest) {
@@ -373,6 +402,7 @@ void transform_rows(const CrtBasis& B, ThreadPool& pool, const RnsPolys& polys, 
     std::uint64_t mm = 0;
     for (std::size_t j = 0; j < np; ++j) mm += count * ntt_mod_mul_count(B.ntt(j), inverse);
     count_kernel(name, 1, mm, count * np, count * np * n * 8, count * np * n * 8);
+    count_words(name, count * np * n * static_cast<std::uint64_t>(B.ntt(0).log_n), 0, 0);  // an addition and a subtraction per butterfly
 }
 }  // namespace
 
@@ -390,6 +420,7 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
     std::vector<Prepared> prep(jobs.size());
     std::size_t max_words = 0;
     std::uint64_t icrt_mm = 0, crt_mm = 0, crt_calls = 0, icrt_calls = 0, icrt_rd = 0, icrt_wr = 0, crt_wr = 0;
+    std::uint64_t icrt_wmul = 0, icrt_adc = 0, crt_wmul = 0, extra_adc = 0;
     for (std::size_t k = 0; k < jobs.size(); ++k) {
         IcrtJob& jb = jobs[k];
         Prepared& pr = prep[k];
@@ -402,9 +433,12 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
             pr.plan.push_back(&plan);
             pr.in.emplace_back(part.np);
             for (std::size_t j = 0; j < part.np; ++j) pr.in.back()[j] = part.rows + j * n;
-            const int db = B.ifma() ? 52 : 64;
-            const std::size_t digits = static_cast<std::size_t>(part.shift + jb.out_bits + db - 1) / db - detail::icrt_first_digit(part.shift, db);
-            icrt_mm += n * part.np + n * (part.np + 1) * digits;  // Shoup products + word multiply-accumulates
+            // per coefficient: np Shoup products t_j; (np + 1) x digits word products (row np: v times -P), each
+            // accumulated; a carry step per digit; the rounding increment when shifted
+            const auto [digits, carries] = icrt_digits(B.ifma(), part.shift, jb.out_bits);
+            icrt_mm += n * part.np;
+            icrt_wmul += n * (part.np + 1) * digits;
+            icrt_adc += n * (part.np + 1) * digits + n * carries + (part.shift > 0 ? n : 0);
             icrt_rd += n * part.np * 8;
             icrt_calls += 1;
         }
@@ -414,11 +448,13 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
             for (std::size_t j = 0; j < jb.crt_np; ++j) pr.crt_out[j] = jb.crt_rows + j * n;
             pr.crt_off = B.centered_offsets(jb.out_bits, jb.crt_np);
             const std::size_t digits = B.ifma() ? static_cast<std::size_t>(jb.out_bits + 51) / 52 : words;
-            crt_mm += n * jb.crt_np * (digits + 1);
+            crt_mm += n * jb.crt_np;  // one reduction per residue (as crt_polys; centered: one modular addition)
+            crt_wmul += n * jb.crt_np * digits;
             crt_calls += 1;
             crt_wr += n * jb.crt_np * 8;
         }
         icrt_rd += jb.addend ? n * words * 8 : 0;
+        extra_adc += n * words * (jb.parts.size() - 1 + (jb.addend ? 1 : 0));  // big-integer sums of the parts (heaan_extra)
         icrt_wr += jb.out ? n * words * 8 : 0;
     }
     const std::size_t tasks = (n + kTask - 1) / kTask;
@@ -472,7 +508,12 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
         }
     });
     count_kernel("heaan_icrt", icrt_calls, icrt_mm, 0, icrt_rd, icrt_wr);
-    if (crt_calls) count_kernel("heaan_crt", crt_calls, crt_mm, 0, 0, crt_wr);
+    count_words("heaan_icrt", 0, icrt_wmul, icrt_adc);
+    if (crt_calls) {
+        count_kernel("heaan_crt", crt_calls, crt_mm, 0, 0, crt_wr);
+        count_words("heaan_crt", crt_mm, crt_wmul, crt_wmul);
+    }
+    if (extra_adc) count_words("heaan_extra", 0, 0, extra_adc);
 }
 
 void icrt_poly(const CrtBasis& B, ThreadPool& pool, const u64* rows, std::size_t np, int shift, int out_bits, BigPoly& out) {

@@ -143,6 +143,15 @@ namespace {
 /// tasks still balance two threads on a shared machine.
 std::size_t primes_per_task(std::size_t np, int threads) { return std::max<std::size_t>(1, np / (4 * static_cast<std::size_t>(threads))); }
 
+/// Adds modular additions / subtractions to a trace kernel when tracing is on (count_kernel takes none): the NTT's
+/// and iNTT's N log N per transform (an addition and a subtraction per butterfly), the element-wise sums.
+void count_mod_add(const char* kernel, std::uint64_t mod_add) {
+    if (!trace::enabled()) return;
+    trace::Counts c;
+    c.mod_add = mod_add;
+    trace::record(kernel, c);
+}
+
 }  // namespace
 
 void Context::multiply_by_key(std::size_t np, u64* R, u64* KA, const SwitchKey& key) const {
@@ -188,6 +197,9 @@ void Context::multiply_by_key(std::size_t np, u64* R, u64* KA, const SwitchKey& 
     count_kernel("heaan_ntt", 1, fwd, np, np * n * 8, np * n * 8);
     count_kernel("heaan_extra", 1, 2 * np * n, 0, 3 * np * n * 8, 2 * np * n * 8);
     count_kernel("heaan_intt", 1, inv, 2 * np, 2 * np * n * 8, 2 * np * n * 8);
+    const std::uint64_t log_n = static_cast<std::uint64_t>(params_.log_n);
+    count_mod_add("heaan_ntt", np * n * log_n);
+    count_mod_add("heaan_intt", 2 * np * n * log_n);
 }
 
 std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& c, const SwitchKey& key) const {
@@ -298,6 +310,10 @@ Ciphertext Context::mul(const Ciphertext& x, const Ciphertext& y, const SwitchKe
         count_kernel("heaan_ntt", 1, fwd, ins * np, ins * np * n * 8, ins * np * n * 8);
         count_kernel("heaan_extra", 1, (square ? 3 : 4) * np * n, 0, ins * np * n * 8, 3 * np * n * 8);
         count_kernel("heaan_intt", 1, inv, 3 * np, 3 * np * n * 8, 3 * np * n * 8);
+        const std::uint64_t log_n = static_cast<std::uint64_t>(params_.log_n);
+        count_mod_add("heaan_ntt", ins * np * n * log_n);
+        count_mod_add("heaan_intt", 3 * np * n * log_n);
+        count_mod_add("heaan_extra", np * n);  // a1 b2 + b1 a2 (the dot's one addition) or 2 a1 b1 (vec_add)
     }
 
     // ---- iCRT of a1 a2 modulo q, straight on to the CRT of region 2 (np2 primes) ----

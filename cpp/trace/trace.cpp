@@ -17,6 +17,7 @@ std::map<std::string, Counts>& table() {
 
 Counts& Counts::operator+=(const Counts& o) {
     calls += o.calls; mod_mul += o.mod_mul; mod_add += o.mod_add; ntt += o.ntt;
+    word_mul += o.word_mul; adc += o.adc;
     bytes_read += o.bytes_read; bytes_written += o.bytes_written; ns += o.ns;
     return *this;
 }

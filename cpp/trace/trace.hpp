@@ -17,6 +17,13 @@ struct Counts {
     std::uint64_t mod_mul = 0;        // modular multiplications (Shoup, Barrett or Montgomery: one each)
     std::uint64_t mod_add = 0;        // modular additions / subtractions (incl. lazy corrections folded in)
     std::uint64_t ntt = 0;            // limb transforms (forward or inverse), each N/2 log N butterflies
+    // Big-integer word arithmetic (HEAAN's CRT / iCRT, paper 000 Table IV's "Multiplication" and "ADC" rows); zero
+    // for the RNS kernels:
+    std::uint64_t word_mul = 0;       // word products outside modular multiplications (64 x 64 -> 128 bits on the
+                                      // scalar path; one 52 x 52 -> 104-bit madd52lo/hi pair on IFMA)
+    std::uint64_t adc = 0;            // multi-word additions: one per word product accumulated into a multi-word sum
+                                      // (add + add-with-carry; folded into madd52 on IFMA), one per word of carry
+                                      // propagation, one per word of a big-integer addition
     std::uint64_t bytes_read = 0;     // bytes of limbs / keys / plaintexts read
     std::uint64_t bytes_written = 0;  // bytes of limbs written
     std::uint64_t ns = 0;             // wall time
