@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "math/cpu_features.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "math/primes.hpp"
 #include "math/vec_ops.hpp"
@@ -171,10 +172,15 @@ void CrtBasis::icrt(const u64* const* in, std::size_t np, int shift, int out_bit
 
 namespace detail {
 
-#if !defined(__x86_64__)
-// The IFMA kernels (heaan/crt_ifma.cpp) are x86-64 only: elsewhere the scalar ones always run.
-bool crt_ifma_supported() { return false; }
+// The IFMA kernels (heaan/crt_ifma.cpp) are x86-64 only. Their predicate lives here, built with the baseline flags:
+// it runs on every CPU, before the check.
+bool crt_ifma_supported() {
+#if defined(__x86_64__)
+    return cpu_features().use_ifma();
+#else
+    return false;
 #endif
+}
 
 void crt_scalar(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* out, std::size_t c0,
                 std::size_t count, const u64* offset) {

@@ -105,11 +105,6 @@ u64* scratch(WordVec& v, std::size_t words) {
 
 }  // namespace
 
-bool crt_ifma_supported() {
-    const CpuFeatures& f = cpu_features();
-    return f.use_ifma();
-}
-
 void copy_stream(u64* dst, const u64* src, std::size_t words) {
     for (std::size_t i = 0; i < words; i += 8) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), _mm512_load_si512(src + i));
     _mm_sfence();

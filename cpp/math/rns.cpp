@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "math/cpu_features.hpp"
 #include "math/vec_simd.hpp"
 
 namespace ember {
@@ -102,8 +103,38 @@ struct TargetReduce {
 
 }  // namespace
 
-#if !defined(__x86_64__)
-// The IFMA and AVX2 kernels (math/rns_ifma.cpp, math/rns_avx2.cpp) are x86-64 only: elsewhere the scalar one always runs.
+// The predicates of the x86-64 kernels (math/rns_ifma.cpp, math/rns_avx2.cpp) live here, in a file built with the
+// baseline flags: they run on every CPU before the check, so they must not be compiled with AVX-512 / AVX2 (an
+// AddressSanitizer build gave the IFMA file's copy EVEX instructions in its prologue: SIGILL on an AVX2 CPU).
+#if defined(__x86_64__)
+bool base_convert_ifma_supported(const BaseConverter& conv) {
+    const CpuFeatures& f = cpu_features();
+    if (!f.use_ifma()) return false;
+    if (conv.from().empty() || conv.from().size() > 64) return false;
+    if (conv.qhat_inv.size() != conv.from().size() || conv.qhat_mod_p.size() != conv.to().size() ||
+        conv.q_mod_p.size() != conv.to().size() || conv.inv_q.size() != conv.from().size())
+        return false;
+    auto ok = [](const Modulus& m) { return (m.q & 1) && m.q >= (u64(1) << 20) && m.q < (u64(1) << 61); };
+    for (const Modulus& m : conv.from()) if (!ok(m)) return false;
+    for (const Modulus& m : conv.to()) if (!ok(m)) return false;
+    for (const auto& row : conv.qhat_mod_p) if (row.size() != conv.from().size()) return false;
+    return true;
+}
+
+bool base_convert_avx2_supported(const BaseConverter& conv) {
+    if (!cpu_features().use_avx2()) return false;
+    const std::size_t k = conv.from().size(), m = conv.to().size();
+    if (k == 0 || k > 63) return false;  // k > 63: the scalar kernel's fallback (convert_reference)
+    if (conv.qhat_inv.size() != k || conv.qhat_mod_p.size() != m || conv.q_mod_p.size() != m || conv.inv_q.size() != k)
+        return false;
+    auto ok = [](const Modulus& q) { return q.q >= 2 && q.q < (u64(1) << 61); };
+    for (const Modulus& q : conv.from()) if (!ok(q)) return false;
+    for (const Modulus& q : conv.to()) if (!ok(q)) return false;
+    for (const auto& row : conv.qhat_mod_p) if (row.size() != k) return false;
+    return true;
+}
+#else
+// The x86-64 kernels are not built elsewhere: the scalar one always runs.
 bool base_convert_ifma_supported(const BaseConverter&) { return false; }
 bool base_convert_avx2_supported(const BaseConverter&) { return false; }
 #endif

@@ -175,19 +175,6 @@ void targets(const u64* yb, std::size_t kt, std::size_t ng, std::size_t nb, cons
 
 }  // namespace
 
-bool base_convert_avx2_supported(const BaseConverter& conv) {
-    if (!cpu_features().use_avx2()) return false;
-    const std::size_t k = conv.from().size(), m = conv.to().size();
-    if (k == 0 || k > 63) return false;  // k > 63: the scalar kernel's fallback (convert_reference)
-    if (conv.qhat_inv.size() != k || conv.qhat_mod_p.size() != m || conv.q_mod_p.size() != m || conv.inv_q.size() != k)
-        return false;
-    auto ok = [](const Modulus& q) { return q.q >= 2 && q.q < (u64(1) << 61); };
-    for (const Modulus& q : conv.from()) if (!ok(q)) return false;
-    for (const Modulus& q : conv.to()) if (!ok(q)) return false;
-    for (const auto& row : conv.qhat_mod_p) if (row.size() != k) return false;
-    return true;
-}
-
 void base_convert_avx2(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
                        std::size_t end, bool centered) {
     const auto& from = conv.from();

@@ -164,20 +164,6 @@ inline void target(const u64* rows, std::size_t R, const u64* c0, const u64* c1,
 
 }  // namespace
 
-bool base_convert_ifma_supported(const BaseConverter& conv) {
-    const CpuFeatures& f = cpu_features();
-    if (!f.use_ifma()) return false;
-    if (conv.from().empty() || conv.from().size() > 64) return false;
-    if (conv.qhat_inv.size() != conv.from().size() || conv.qhat_mod_p.size() != conv.to().size() ||
-        conv.q_mod_p.size() != conv.to().size() || conv.inv_q.size() != conv.from().size())
-        return false;
-    auto ok = [](const Modulus& m) { return (m.q & 1) && m.q >= (u64(1) << 20) && m.q < (u64(1) << 61); };
-    for (const Modulus& m : conv.from()) if (!ok(m)) return false;
-    for (const Modulus& m : conv.to()) if (!ok(m)) return false;
-    for (const auto& row : conv.qhat_mod_p) if (row.size() != conv.from().size()) return false;
-    return true;
-}
-
 void base_convert_ifma(const BaseConverter& conv, const u64* const* in, u64* const* out, std::size_t begin,
                        std::size_t end, bool centered) {
     if (begin >= end) return;
