@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
     line.str("op", "heaan-mul").num("log_n", p.log_n).num("log_q", p.log_q).num("log_p", p.log_p).num("threads", threads)
         .str("backend", "cpu").num("runs", runs).fixed("median_ms", st.median, 2).fixed("min_ms", st.min, 2).fixed("max_ms", st.max, 2)
         .fixed("precision_bits", -std::log2(err), 2).num("prime_bits", p.prime_bits).boolean("ifma", ctx.basis().ifma())
+        .str("crt_path", heaan::crt_path_name(ctx.basis().path()))
         .num("np_region1", ctx.primes_region1(p.log_q)).num("np_region2", ctx.primes_region2(p.log_q))
         .fixed("caller_cpu_ms", bench::median(cpu_ms), 2);
     std::printf("%s", line.text().substr(0, line.text().size() - 1).c_str());

@@ -77,6 +77,17 @@ void bind_heaan(nb::module_& m) {
         .def_prop_ro("threads", &HCtx::threads)
         .def_prop_ro("ifma", [](const HCtx& c) { return c.basis().ifma(); })
         .def("set_ifma", [](HCtx& c, bool on) { c.basis_mut().set_ifma(on); })
+        .def_prop_ro("crt_path", [](const HCtx& c) { return std::string(heaan::crt_path_name(c.basis().path())); })
+        .def("set_crt_path",
+             [](HCtx& c, const std::string& name) {
+                 heaan::CrtPath p;
+                 if (name == "scalar") p = heaan::CrtPath::kScalar;
+                 else if (name == "avx2") p = heaan::CrtPath::kAvx2;
+                 else if (name == "ifma") p = heaan::CrtPath::kIfma;
+                 else throw std::invalid_argument("crt path must be one of scalar, avx2, ifma; got '" + name + "'");
+                 c.basis_mut().set_path(p);
+             },
+             "path"_a, "Runs the CRT / iCRT kernels of `path`, or the fastest path below it this basis can take.")
         .def_prop_ro("primes", [](const HCtx& c) {
             std::vector<std::uint64_t> v;
             for (std::size_t j = 0; j < c.basis().size(); ++j) v.push_back(c.basis().prime(j).q);

@@ -58,12 +58,34 @@ CrtBasis::CrtBasis(std::size_t n, int prime_bits, std::size_t count, int max_in_
         two128[j] = m.mul(r64, r64);
         pinv52[j] = neg_inv52(m.q);
     }
-    ifma_possible_ = detail::crt_ifma_supported() && n >= 64 && ps.front() < (u64(1) << 50);
-    for (u64 q : ps) if (q >= (u64(1) << 50)) ifma_possible_ = false;
-    ifma_ = ifma_possible_;
+    // the vector kernels need every prime below 2^50 (IFMA: 52-bit lanes; AVX2: 25-bit halves)
+    const bool small = std::all_of(ps.begin(), ps.end(), [](u64 q) { return q < (u64(1) << 50); });
+    if (small && detail::crt_ifma_supported() && n >= 64) best_ = CrtPath::kIfma;
+    else if (small && detail::crt_avx2_supported()) best_ = CrtPath::kAvx2;
+    path_ = best_;
+    if (best_ == CrtPath::kAvx2) {
+        d32 = static_cast<std::size_t>(max_in_bits + 31) / 32;
+        crt32.resize(count * d32 * 2);
+        for (std::size_t j = 0; j < count; ++j) {
+            const Modulus& m = primes_[j];
+            const u64 r32 = u64(1) << 32;
+            u64 x = 1 % m.q;
+            for (std::size_t d = 0; d < d32; ++d) {
+                crt32[(j * d32 + d) * 2] = static_cast<std::uint32_t>(x & ((u64(1) << 25) - 1));
+                crt32[(j * d32 + d) * 2 + 1] = static_cast<std::uint32_t>(x >> 25);
+                x = m.mul(x, r32);
+            }
+        }
+    }
 }
 
-void CrtBasis::set_ifma(bool on) { ifma_ = on && ifma_possible_; }
+const char* crt_path_name(CrtPath p) {
+    switch (p) {
+        case CrtPath::kIfma: return "ifma";
+        case CrtPath::kAvx2: return "avx2";
+        default: return "scalar";
+    }
+}
 
 std::size_t CrtBasis::primes_for(int bound_bits) const {
     const double need = bound_bits + 4.0;
@@ -121,6 +143,14 @@ const IcrtPlan& CrtBasis::icrt_plan(std::size_t np) const {
         const auto neg64 = bigint::neg_mod_pow2(P, static_cast<int>(64 * pl.k64));
         for (std::size_t w = 0; w < pl.k64; ++w) pl.pw64[np * pl.k64 + w] = w < neg64.size() ? neg64[w] : 0;
     }
+    pl.k32 = 2 * pl.k64 + 8;  // 8 zero digits: the AVX2 kernel runs whole chunks of 6
+    pl.pd32.assign((np + 1) * pl.k32, 0);
+    for (std::size_t row = 0; row <= np; ++row)
+        for (std::size_t w = 0; w < pl.k64; ++w) {
+            const u64 v = pl.pw64[row * pl.k64 + w];
+            pl.pd32[row * pl.k32 + 2 * w] = static_cast<std::uint32_t>(v);
+            pl.pd32[row * pl.k32 + 2 * w + 1] = static_cast<std::uint32_t>(v >> 32);
+        }
     pl.k52 += pad52;  // row stride (the digits past the original k52 are zero for rows < np; never used for output)
     auto [pos, _] = plans_.emplace(np, std::move(plan));
     return *pos->second;
@@ -138,7 +168,8 @@ void CrtBasis::crt_block(const u64* in, std::size_t words, int in_bits, std::siz
         throw std::invalid_argument("crt: input of " + std::to_string(in_bits) + " bits; the tables cover up to " + std::to_string(max_in_bits_));
     if (np == 0 || np > primes_.size()) throw std::invalid_argument("crt: np = " + std::to_string(np) + " is out of range");
 #if defined(__x86_64__)
-    if (ifma_) return detail::crt_ifma(*this, in, words, in_bits, np, rows, c0, count, offset);
+    if (path_ == CrtPath::kIfma) return detail::crt_ifma(*this, in, words, in_bits, np, rows, c0, count, offset);
+    if (path_ == CrtPath::kAvx2) return detail::crt_avx2(*this, in, words, in_bits, np, rows, c0, count, offset);
 #endif
     detail::crt_scalar(*this, in, words, in_bits, np, rows, c0, count, offset);
 }
@@ -151,7 +182,8 @@ void CrtBasis::check_icrt(const IcrtPlan& plan, int shift, int out_bits) const {
 void CrtBasis::icrt_block(const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
                           std::size_t count) const {
 #if defined(__x86_64__)
-    if (ifma_) return detail::icrt_ifma(*this, plan, rows, shift, out_bits, out, c0, count);
+    if (path_ == CrtPath::kIfma) return detail::icrt_ifma(*this, plan, rows, shift, out_bits, out, c0, count);
+    if (path_ == CrtPath::kAvx2) return detail::icrt_avx2(*this, plan, rows, shift, out_bits, out, c0, count);
 #endif
     detail::icrt_scalar(*this, plan, rows, shift, out_bits, out, c0, count);
 }
@@ -177,6 +209,13 @@ namespace detail {
 bool crt_ifma_supported() {
 #if defined(__x86_64__)
     return cpu_features().use_ifma();
+#else
+    return false;
+#endif
+}
+bool crt_avx2_supported() {
+#if defined(__x86_64__)
+    return cpu_features().use_avx2();
 #else
     return false;
 #endif
@@ -319,12 +358,23 @@ void count_words(const char* kernel, std::uint64_t mod_add, std::uint64_t word_m
     c.adc = adc;
     trace::record(kernel, c);
 }
+/// Word products the CRT kernel executes per residue of an input of `bits` bits held in `words` words: 52-bit digits
+/// (IFMA), 32-bit digits times the two 25-bit halves of the table entry (AVX2: two lane products each), 64-bit words.
+std::size_t crt_word_products(const CrtBasis& B, int bits, std::size_t words) {
+    if (B.ifma()) return static_cast<std::size_t>(bits + 51) / 52;
+    if (B.avx2()) return 2 * (static_cast<std::size_t>(bits + 31) / 32);
+    return words;
+}
 /// Output digits the iCRT kernel multiplies per coefficient and row (the rows are t_0 .. t_{np-1} and v): the
-/// scalar kernel runs words [w_lo, w_hi); the IFMA kernel runs the nd digits in nc chunks of kc, nc kc >= nd
+/// scalar kernel runs words [w_lo, w_hi) (so does the AVX2 one, as 32-bit digits); the IFMA kernel runs the nd digits in nc chunks of kc, nc kc >= nd
 /// (the table rows are zero-padded), and propagates carries over nd. first: products, second: carry steps.
-std::pair<std::uint64_t, std::uint64_t> icrt_digits(bool ifma, int shift, int out_bits) {
+std::pair<std::uint64_t, std::uint64_t> icrt_digits(CrtPath path, std::size_t np, int shift, int out_bits) {
+    const bool ifma = path == CrtPath::kIfma;
     const int db = ifma ? 52 : 64;
     const std::size_t nd = static_cast<std::size_t>(shift + out_bits + db - 1) / db - detail::icrt_first_digit(shift, db);
+    // AVX2 (np + 1 <= 127): the same words as 32-bit digits, run in chunks of 6 (zero-padded table rows), two lane
+    // products per digit (t_j's 25-bit halves)
+    if (path == CrtPath::kAvx2 && np + 1 <= 127) return {2 * ((2 * nd + 5) / 6 * 6), 2 * nd};
     if (!ifma) return {nd, nd};
     const std::size_t nc = (nd + 12) / 13, kc = (nd + nc - 1) / nc;
     return {nc * kc, nd};
@@ -360,8 +410,7 @@ void crt_polys(const CrtBasis& B, ThreadPool& pool, const std::vector<const BigP
         if (p.n != n) throw std::invalid_argument("crt: polynomial of degree " + std::to_string(p.n) + ", the basis has N = " + std::to_string(n));
         for (std::size_t j = 0; j < np; ++j) outs[k][j] = dest[k] + j * n;
         if (centered) offs[k] = B.centered_offsets(p.bits, np);
-        const std::size_t digits = B.ifma() ? static_cast<std::size_t>(p.bits + 51) / 52 : p.words;
-        wmul += n * np * digits;  // word products, each accumulated into the two-word sum (Table IV: qLimbs per residue)
+        wmul += n * np * crt_word_products(B, p.bits, p.words);  // word products, each accumulated into the two-word sum (Table IV: qLimbs per residue)
         rd += n * p.words * 8;
     }
     const std::size_t tasks = (n + kTask - 1) / kTask;
@@ -441,7 +490,7 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
             for (std::size_t j = 0; j < part.np; ++j) pr.in.back()[j] = part.rows + j * n;
             // per coefficient: np Shoup products t_j; (np + 1) x digits word products (row np: v times -P), each
             // accumulated; a carry step per digit; the rounding increment when shifted
-            const auto [digits, carries] = icrt_digits(B.ifma(), part.shift, jb.out_bits);
+            const auto [digits, carries] = icrt_digits(B.path(), part.np, part.shift, jb.out_bits);
             icrt_mm += n * part.np;
             icrt_wmul += n * (part.np + 1) * digits;
             icrt_adc += n * (part.np + 1) * digits + n * carries + (part.shift > 0 ? n : 0);
@@ -453,9 +502,8 @@ void icrt_stage(const CrtBasis& B, ThreadPool& pool, std::vector<IcrtJob>& jobs)
             pr.crt_out.resize(jb.crt_np);
             for (std::size_t j = 0; j < jb.crt_np; ++j) pr.crt_out[j] = jb.crt_rows + j * n;
             pr.crt_off = B.centered_offsets(jb.out_bits, jb.crt_np);
-            const std::size_t digits = B.ifma() ? static_cast<std::size_t>(jb.out_bits + 51) / 52 : words;
             crt_mm += n * jb.crt_np;  // one reduction per residue (as crt_polys; centered: one modular addition)
-            crt_wmul += n * jb.crt_np * digits;
+            crt_wmul += n * jb.crt_np * crt_word_products(B, jb.out_bits, words);
             crt_calls += 1;
             crt_wr += n * jb.crt_np * 8;
         }

@@ -8,6 +8,9 @@
 //   * IFMA path (all p_j < 2^50): the coefficient is read as 52-bit digits a_d (beta = 2^52 inside the kernel),
 //     lanes are 8 coefficients, the accumulator is the pair (lo, hi) of _mm512_madd52lo/hi sums, and the table
 //     holds mod(2^(52 d) 2^104, p_j) so that two Montgomery steps by 2^52 finish the reduction.
+//   * AVX2 path (all p_j < 2^50; crt_avx2.cpp): lanes are 4 coefficients read as 32-bit digits (beta = 2^32), the
+//     table entries split into 25-bit halves so that every lane product (vpmuludq) stays below 2^57; the two sums
+//     are combined and reduced once per run of 127 digits.
 //   * scalar path (any primes < 2^61, beta = 2^64): u128 accumulator plus a carry word.
 //
 // iCRT (Algo 6): t_j = mod(x_j inv(P/p_j), p_j) (Shoup), then the matrix product sum_j t_j (P/p_j) digit by
@@ -22,12 +25,16 @@
 //   * IFMA path: lanes are 8 coefficients and each lane runs the digits k of its own coefficient (N PLimbs-way
 //     parallelism); the t_j of a tile of coefficients are written transposed (tile-major, the np residues of
 //     a coefficient group adjacent: Section V-B's transposition) so that the product reads them contiguously.
+//   * AVX2 path: lanes are 4 coefficients, t_j split into 25-bit halves times 32-bit digits of P/p_j (the same
+//     words as the scalar path's, so the same integer and the same bits); np + 1 <= 127 rows, else scalar.
 //   * scalar path: beta = 2^64 words with u128 accumulators.
 //
 // Threads (Section V-B): CRT and iCRT split the N coefficients, NTT and iNTT the primes (crt_polys & co below).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,7 +62,14 @@ struct IcrtPlan {
     std::vector<u64> pd52;           // (np + 1) x k52: digits base 2^52 of P/p_j; row np: of -P mod 2^(52 (k52 - 16))
     std::size_t k64 = 0;             // words per row of pw64
     std::vector<u64> pw64;           // (np + 1) x k64: words of P/p_j; row np: of 2^(64 k64) - P
+    std::size_t k32 = 0;             // row stride of pd32: 2 k64 digits, then 8 zero digits (AVX2 chunks of 6)
+    std::vector<std::uint32_t> pd32; // (np + 1) x k32: the words of pw64 as 32-bit digits (AVX2 iCRT)
 };
+
+/// The CRT / iCRT kernels a basis runs, slowest first.
+enum class CrtPath { kScalar, kAvx2, kIfma };
+/// "scalar", "avx2" or "ifma".
+const char* crt_path_name(CrtPath p);
 
 class CrtBasis {
 public:
@@ -75,12 +89,19 @@ public:
     /// Primes needed for products with |c| <= 2^bound_bits: the fewest np with P > 2^(bound_bits + 4)
     /// (1 bit for the sign, 3 of margin for the rounded quotient of iCRT). Throws if the basis is too small.
     std::size_t primes_for(int bound_bits) const;
-    /// The IFMA kernels run (CPU has AVX-512 IFMA, every prime is below 2^50, N >= 64).
-    bool ifma() const { return ifma_; }
-    /// Forces the scalar kernels (tests compare both paths).
-    void set_ifma(bool on);
-    /// Coefficients per kernel block: 64 on the IFMA path (8 groups of 8 lanes), 1 on the scalar path.
-    std::size_t block() const { return ifma_ ? 64 : 1; }
+    /// The kernels in use: IFMA (CPU has AVX-512 IFMA, every prime is below 2^50, N >= 64), else AVX2 (CPU has AVX2,
+    /// every prime below 2^50), else scalar. EMBER_SIMD caps the choice (math/cpu_features.hpp).
+    CrtPath path() const { return path_; }
+    /// The fastest path this basis can take on this CPU.
+    CrtPath best_path() const { return best_; }
+    /// Runs `p`, or the best path below it that this basis can take (tests compare the paths).
+    void set_path(CrtPath p) { path_ = std::min(p, best_); }
+    bool ifma() const { return path_ == CrtPath::kIfma; }
+    bool avx2() const { return path_ == CrtPath::kAvx2; }
+    /// on: the best path; off: the scalar kernels.
+    void set_ifma(bool on) { set_path(on ? best_ : CrtPath::kScalar); }
+    /// Coefficients per kernel block: 64 on the IFMA path (8 groups of 8 lanes), 1 on the others.
+    std::size_t block() const { return ifma() ? 64 : 1; }
 
     /// p_j - (2^(in_bits-1) mod p_j) for j < np: the CRT of a centered input (read as signed, in
     /// [-2^(in_bits-1), 2^(in_bits-1))) flips its top bit, i.e. adds 2^(in_bits-1), and adds these afterwards.
@@ -111,6 +132,8 @@ public:
     std::vector<u64> crt64;        // [j * d64 + k] = 2^(64 k) mod p_j
     std::vector<u64> two128;       // 2^128 mod p_j
     std::vector<u64> pinv52;       // -p_j^-1 mod 2^52
+    std::size_t d32 = 0;               // digits per row of crt32 (AVX2 path only; 0 otherwise)
+    std::vector<std::uint32_t> crt32;  // [(j * d32 + d) * 2 + h]: 2^(32 d) mod p_j, its low (h = 0) and high 25 bits
 
     /// Throws unless shift + out_bits <= log2 P.
     void check_icrt(const IcrtPlan& plan, int shift, int out_bits) const;
@@ -122,7 +145,7 @@ private:
     std::vector<Modulus> primes_;
     std::vector<NttTables> ntt_;
     std::vector<double> log_prefix_;
-    bool ifma_ = false, ifma_possible_ = false;
+    CrtPath path_ = CrtPath::kScalar, best_ = CrtPath::kScalar;
     mutable std::mutex mu_;
     mutable std::map<std::size_t, std::unique_ptr<IcrtPlan>> plans_;
 };
@@ -130,12 +153,20 @@ private:
 namespace detail {
 /// CPU has (and EMBER_SIMD allows) AVX-512 IFMA (heaan/crt_ifma.cpp); outside x86-64 always false (heaan/crt.cpp).
 bool crt_ifma_supported();
+/// CPU has (and EMBER_SIMD allows) AVX2 (heaan/crt_avx2.cpp); outside x86-64 always false (heaan/crt.cpp).
+bool crt_avx2_supported();
 // Kernels behind crt_block / icrt_block (same contracts; IFMA: c0 and count multiples of 64). The IFMA ones
 // (heaan/crt_ifma.cpp) and copy_stream exist in x86-64 builds only.
 #if defined(__x86_64__)
 void crt_ifma(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* rows, std::size_t c0,
               std::size_t count, const u64* offset);
 void icrt_ifma(const CrtBasis& B, const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
+               std::size_t count);
+// AVX2 (heaan/crt_avx2.cpp): any c0 and count (a tail of fewer than 16 / 4 coefficients, and iCRT with np >= 127, take
+// the scalar kernels).
+void crt_avx2(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* rows, std::size_t c0,
+              std::size_t count, const u64* offset);
+void icrt_avx2(const CrtBasis& B, const IcrtPlan& plan, const u64* const* rows, int shift, int out_bits, u64* out, std::size_t c0,
                std::size_t count);
 #endif
 void crt_scalar(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* const* rows, std::size_t c0,

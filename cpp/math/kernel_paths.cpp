@@ -53,7 +53,7 @@ std::vector<std::pair<std::string, std::string>> kernel_paths(const std::vector<
     const bool ifma_primes = std::all_of(primes.begin(), primes.end(), [](u64 q) { return (q & 1) && q >= (u64(1) << 20); });
     out.emplace_back("base_conversion", f.use_ifma() && ifma_primes ? "ifma" : f.use_avx2() ? "avx2" : "scalar");
     out.emplace_back("automorphism", "scalar");
-    out.emplace_back("heaan_crt", heaan::detail::crt_ifma_supported() ? "ifma" : "scalar");
+    out.emplace_back("heaan_crt", heaan::detail::crt_ifma_supported() ? "ifma" : heaan::detail::crt_avx2_supported() ? "avx2" : "scalar");
     return out;
 }
 

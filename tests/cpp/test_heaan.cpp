@@ -123,17 +123,22 @@ TEST(HeaanParams, RejectsWithReasons) {
 
 struct CrtCase {
     int prime_bits;
-    bool ifma;
+    CrtPath path;
 };
+
+/// Sets the basis on `path`; false when this CPU (or these primes) cannot take it.
+bool take_path(CrtBasis& B, CrtPath path) {
+    B.set_path(path);
+    return B.path() == path;
+}
 
 class HeaanCrt : public ::testing::TestWithParam<CrtCase> {};
 
 TEST_P(HeaanCrt, ResiduesMatchGmp) {
-    const auto [pb, ifma] = GetParam();
+    const auto [pb, path] = GetParam();
     const std::size_t n = 256;
     CrtBasis B(n, pb, 60, 2400);
-    B.set_ifma(ifma);
-    if (ifma && !B.ifma()) GTEST_SKIP() << "no IFMA path for these primes on this CPU";
+    if (!take_path(B, path)) GTEST_SKIP() << "no " << crt_path_name(path) << " path for these primes on this CPU";
     std::mt19937_64 rng(7);
     for (int bits : {1, 52, 64, 65, 1200, 2400}) {
         const BigPoly a = random_poly(n, bits, rng);
@@ -157,11 +162,10 @@ TEST_P(HeaanCrt, ResiduesMatchGmp) {
 }
 
 TEST_P(HeaanCrt, IcrtMatchesGmp) {
-    const auto [pb, ifma] = GetParam();
+    const auto [pb, path] = GetParam();
     const std::size_t n = 128;
     CrtBasis B(n, pb, 80, 64);
-    B.set_ifma(ifma);
-    if (ifma && !B.ifma()) GTEST_SKIP() << "no IFMA path for these primes on this CPU";
+    if (!take_path(B, path)) GTEST_SKIP() << "no " << crt_path_name(path) << " path for these primes on this CPU";
     std::mt19937_64 rng(11);
     gmp_randstate_t st;
     gmp_randinit_default(st);
@@ -214,11 +218,10 @@ TEST_P(HeaanCrt, IcrtMatchesGmp) {
 
 TEST_P(HeaanCrt, RoundTripIsIdentity) {
     // CRT of a centered big integer, then iCRT modulo 2^bits: the input again (and shifted: its rounded quotient)
-    const auto [pb, ifma] = GetParam();
+    const auto [pb, path] = GetParam();
     const std::size_t n = 128;
     CrtBasis B(n, pb, 60, 1300);
-    B.set_ifma(ifma);
-    if (ifma && !B.ifma()) GTEST_SKIP() << "no IFMA path for these primes on this CPU";
+    if (!take_path(B, path)) GTEST_SKIP() << "no " << crt_path_name(path) << " path for these primes on this CPU";
     std::mt19937_64 rng(13);
     for (int bits : {60, 1200, 1300}) {
         const BigPoly a = random_poly(n, bits, rng);
@@ -235,8 +238,97 @@ TEST_P(HeaanCrt, RoundTripIsIdentity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, HeaanCrt,
-                         ::testing::Values(CrtCase{50, true}, CrtCase{50, false}, CrtCase{60, false}, CrtCase{57, false}),
-                         [](const auto& info) { return std::string(info.param.ifma ? "ifma" : "scalar") + std::to_string(info.param.prime_bits); });
+                         ::testing::Values(CrtCase{50, CrtPath::kIfma}, CrtCase{50, CrtPath::kAvx2}, CrtCase{50, CrtPath::kScalar},
+                                           CrtCase{60, CrtPath::kScalar}, CrtCase{57, CrtPath::kScalar}),
+                         [](const auto& info) { return std::string(crt_path_name(info.param.path)) + "_" + std::to_string(info.param.prime_bits); });
+
+// ---- the AVX2 kernels against the scalar ones, bit for bit ----------------------------------------------------------
+
+/// Runs `f` on the AVX2 path and on the scalar path of B and returns both outputs.
+template <class F>
+std::pair<std::vector<u64>, std::vector<u64>> on_both_paths(CrtBasis& B, F f) {
+    B.set_path(CrtPath::kAvx2);
+    auto fast = f();
+    B.set_path(CrtPath::kScalar);
+    auto ref = f();
+    B.set_path(B.best_path());
+    return {fast, ref};
+}
+
+TEST(HeaanCrtAvx2, CrtMatchesScalarOnEdgesTailsAndLongInputs) {
+    const std::size_t n = 128, np = 40;
+    CrtBasis B(n, 50, np, 4200);  // 4200-bit inputs: 132 digits, two runs of the AVX2 accumulation
+    if (!take_path(B, CrtPath::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+    std::mt19937_64 rng(21);
+    for (int bits : {1, 31, 32, 33, 64, 65, 1200, 2400, 4064, 4065, 4200}) {
+        BigPoly a = random_poly(n, bits, rng);
+        // edges: 0, 1, 2^bits - 1 (every digit full), the top bit alone, p_0 - 1 and p_0
+        std::fill(a.coeff(0), a.coeff(0) + a.words, 0);
+        std::fill(a.coeff(1), a.coeff(1) + a.words, 0);
+        a.coeff(1)[0] = 1;
+        for (std::size_t w = 0; w < a.words; ++w) a.coeff(2)[w] = ~u64(0);
+        bigint::mask_bits(a.coeff(2), a.words, bits);
+        std::fill(a.coeff(3), a.coeff(3) + a.words, 0);
+        a.coeff(3)[(bits - 1) / 64] = u64(1) << ((bits - 1) % 64);
+        if (bits > 50) {
+            std::fill(a.coeff(4), a.coeff(4) + a.words, 0);
+            a.coeff(4)[0] = B.prime(0).q - 1;
+            std::fill(a.coeff(5), a.coeff(5) + a.words, 0);
+            a.coeff(5)[0] = B.prime(0).q;
+        }
+        for (bool centered : {false, true}) {
+            // whole range, and a range that starts off a tile and ends in a tail (37 = 2 tiles + 5)
+            for (auto [begin, end] : {std::pair<std::size_t, std::size_t>{0, n}, {3, 40}, {100, 102}}) {
+                auto [fast, ref] = on_both_paths(B, [&] {
+                    std::vector<u64> rows(np * n, 0xdeadbeef);
+                    std::vector<u64*> ptr(np);
+                    for (std::size_t j = 0; j < np; ++j) ptr[j] = rows.data() + j * n;
+                    B.crt(a.data.data(), a.words, bits, np, ptr.data(), begin, end, centered);
+                    return rows;
+                });
+                ASSERT_EQ(fast, ref) << "bits " << bits << " centered " << centered << " [" << begin << ", " << end << ")";
+            }
+        }
+    }
+}
+
+TEST(HeaanCrtAvx2, IcrtMatchesScalarForEveryShape) {
+    const std::size_t n = 128;
+    CrtBasis B(n, 50, 140, 64);
+    if (!take_path(B, CrtPath::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+    std::mt19937_64 rng(23);
+    // np 126: 127 rows (the AVX2 bound); 130: the scalar fallback
+    for (std::size_t np : {1, 2, 5, 24, 49, 73, 126, 130}) {
+        std::vector<std::vector<u64>> res(np, std::vector<u64>(n));
+        for (std::size_t j = 0; j < np; ++j) {
+            const u64 q = B.prime(j).q;
+            for (std::size_t i = 0; i < n; ++i) res[j][i] = rng() % q;
+            res[j][0] = 0;           // c = 0
+            res[j][1] = q - 1;       // c = -1
+            res[j][2] = 1;           // c = 1
+            res[j][3] = q - 2;
+        }
+        std::vector<const u64*> in(np);
+        for (std::size_t j = 0; j < np; ++j) in[j] = res[j].data();
+        const int pbits = B.icrt_plan(np).p_bits;
+        struct Shape { int shift, out_bits; };
+        std::vector<Shape> shapes = {{0, 1}, {0, 31}, {0, 64}, {0, pbits - 5}, {1, pbits - 6}, {37, 64}};
+        if (pbits > 300) shapes.insert(shapes.end(), {{150, 100}, {163, 129}, {pbits / 2, pbits / 2 - 10}, {pbits - 200, 190}});
+        for (const Shape& sh : shapes) {
+            if (sh.shift + sh.out_bits > pbits) continue;
+            const std::size_t on = bigint::words_for_bits(sh.out_bits);
+            for (auto [begin, end] : {std::pair<std::size_t, std::size_t>{0, n}, {5, 71}, {90, 93}}) {
+                auto [fast, ref] = on_both_paths(B, [&] {
+                    std::vector<u64> out(n * on, 0xdeadbeef);
+                    B.icrt(in.data(), np, sh.shift, sh.out_bits, out.data(), begin, end);
+                    return out;
+                });
+                ASSERT_EQ(fast, ref) << "np " << np << " shift " << sh.shift << " out_bits " << sh.out_bits << " [" << begin << ", "
+                                     << end << ")";
+            }
+        }
+    }
+}
 
 // ---- the product polynomial against a GMP schoolbook product ------------------------------------------------------
 
@@ -259,10 +351,9 @@ TEST(HeaanProduct, MatchesGmpSchoolbook) {
     const std::size_t n = 128;
     ThreadPool pool(2);
     for (int pb : {50, 60}) {
-        for (bool ifma : {true, false}) {
+        for (CrtPath path : {CrtPath::kIfma, CrtPath::kAvx2, CrtPath::kScalar}) {
             CrtBasis B(n, pb, 70, 1300);
-            B.set_ifma(ifma);
-            if (ifma && !B.ifma()) continue;
+            if (!take_path(B, path)) continue;
             std::mt19937_64 rng(3);
             const BigPoly a = random_poly(n, 1200, rng), b = random_poly(n, 900, rng);
             std::vector<Z> c;
@@ -277,7 +368,7 @@ TEST(HeaanProduct, MatchesGmpSchoolbook) {
                     mpz_fdiv_r(want.v, want.v, m.v);
                     from_mpz(w.data(), got.words, want.v);
                     ASSERT_LE(diff_mod(got.coeff(i), w.data(), got.words, out_bits), shift ? 1 : 0)
-                        << "pb " << pb << " ifma " << ifma << " shift " << shift << " i " << i;
+                        << "pb " << pb << " path " << crt_path_name(path) << " shift " << shift << " i " << i;
                 }
             }
         }
@@ -445,18 +536,19 @@ TEST(HeaanScheme, RotateAndConjugate) {
     EXPECT_THROW(env.ctx->mul(c, c, *env.keys.pub), std::invalid_argument);
 }
 
-TEST(HeaanScheme, IfmaAndScalarPathsAgree) {
+TEST(HeaanScheme, VectorAndScalarPathsAgree) {
     SchemeEnv env(10, 300, 30, {});
-    if (!env.ctx->basis().ifma()) GTEST_SKIP() << "no IFMA on this CPU";
+    const CrtPath best = env.ctx->basis().path();
+    if (best == CrtPath::kScalar) GTEST_SKIP() << "no vector CRT path on this CPU";
     std::mt19937_64 rng(5);
     const auto x = random_slots(512, rng), y = random_slots(512, rng);
     const Ciphertext cx = env.ctx->encrypt(x, *env.keys.pub), cy = env.ctx->encrypt(y, *env.keys.pub);
     const Ciphertext a = env.ctx->mul(cx, cy, *env.keys.mult);
-    env.ctx->basis_mut().set_ifma(false);
+    env.ctx->basis_mut().set_path(CrtPath::kScalar);
     const Ciphertext b = env.ctx->mul(cx, cy, *env.keys.mult);
-    env.ctx->basis_mut().set_ifma(true);
-    // region 1 is exact on both paths; region 2 skips differently sized low digits, which could move a rounding
-    // by one with probability ~2^-40 per coefficient
+    env.ctx->basis_mut().set_path(best);
+    // region 1 is exact on every path; region 2: AVX2 computes the scalar path's integer (bit-identical), IFMA skips
+    // differently sized low digits, which could move a rounding by one with probability ~2^-40 per coefficient
     std::size_t diff = 0;
     for (std::size_t i = 0; i < a.a.data.size(); ++i) diff += a.a.data[i] != b.a.data[i];
     for (std::size_t i = 0; i < a.b.data.size(); ++i) diff += a.b.data[i] != b.b.data[i];

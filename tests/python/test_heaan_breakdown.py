@@ -54,23 +54,38 @@ def env():
     return ctx, keys
 
 
+CRT_PATHS = ("scalar", "avx2", "ifma")
+
+
 def _paths(ctx):
-    """The CRT / iCRT kernel paths this CPU runs: scalar always, IFMA where the basis takes it (the context's own
-    choice is restored by the callers)."""
-    orig = ctx.ifma
-    ctx._core.set_ifma(True)
-    out = [False, True] if ctx.ifma else [False]
-    ctx._core.set_ifma(orig)
-    return out
+    """The CRT / iCRT kernel paths this CPU runs: scalar always, and every vector path up to the one the basis takes
+    (the context's own choice is restored by the callers)."""
+    orig = ctx.crt_path
+    ctx._core.set_crt_path("ifma")
+    best = ctx.crt_path
+    ctx._core.set_crt_path(orig)
+    return list(CRT_PATHS[:CRT_PATHS.index(best) + 1])
 
 
-def icrt_digits(shift, log_q, ifma):
+def crt_digits(log_q, path):
+    """Word products of the CRT per residue of a log_q-bit coefficient: 52-bit digits (IFMA), 64-bit words (scalar),
+    32-bit digits times the two 25-bit halves of the table entry (AVX2: two lane products per digit)."""
+    if path == "avx2":
+        return 2 * -(-log_q // 32)
+    return -(-log_q // (52 if path == "ifma" else 64))
+
+
+def icrt_digits(shift, log_q, path):
     """(digits multiplied per row, carry steps) of one reconstruction: the output digits, from digit
     (shift - 100) / beta_bits when shift > 100 (crt.hpp icrt_first_digit); the IFMA kernel runs them in nc chunks of
-    kc digits (nc kc >= nd, zero-padded table rows)."""
+    kc digits (nc kc >= nd, zero-padded table rows); the AVX2 kernel runs the scalar kernel's 64-bit words as 2 nd
+    32-bit digits, in chunks of 6 (zero-padded), two lane products per digit."""
+    ifma = path == "ifma"
     db = 52 if ifma else 64
     first = (shift - 100) // db if shift > 100 else 0
     nd = -(-(shift + log_q) // db) - first
+    if path == "avx2":
+        return 2 * (-(-2 * nd // 6) * 6), 2 * nd
     if not ifma:
         return nd, nd
     nc = -(-nd // 13)
@@ -78,16 +93,16 @@ def icrt_digits(shift, log_q, ifma):
     return nc * kc, nd
 
 
-def ember_counts(ctx, log_q, square, ifma):
+def ember_counts(ctx, log_q, square, path):
     """The counters of one HE Mul at modulus 2^log_q, per function, as Ember's kernels execute them."""
     n, lg, log_Q = 2 ** ctx.log_n, ctx.log_n, ctx.log_q
     np1, np2 = ctx.primes(1, log_q), ctx.primes(2, log_q)
-    ql = -(-log_q // (52 if ifma else 64))  # CRT digits of a coefficient (qLimbs for Ember's beta)
+    ql = crt_digits(log_q, path)            # CRT word products per residue (qLimbs for Ember's beta)
     words = -(-log_q // 64)                 # 64-bit words of a coefficient
     ins = 2 if square else 4
     res = n * (ins * np1 + np2)             # CRT residues
     nf, ni = ins * np1 + np2, 3 * np1 + 2 * np2
-    (d0p, d0), (dqp, dq) = icrt_digits(0, log_q, ifma), icrt_digits(log_Q, log_q, ifma)
+    (d0p, d0), (dqp, dq) = icrt_digits(0, log_q, path), icrt_digits(log_Q, log_q, path)
     icrt_wmul = 3 * n * (np1 + 1) * d0p + 2 * n * (np2 + 1) * dqp
     return {
         "CRT": dict(calls=ins + 1, mod_mul=res, mod_add=res, word_mul=res * ql, adc=res * ql, ntt=0,
@@ -112,11 +127,12 @@ def plimbs(ctx, np_):
     return math.ceil((log_p - math.log2(min(ps))) / 64)
 
 
-def table_iv(ctx, log_q, square, ifma):
-    """Paper 000's Table IV per conversion, summed over the conversions of one Ember HE Mul (module docstring)."""
+def table_iv(ctx, log_q, square, path):
+    """Paper 000's Table IV per conversion, summed over the conversions of one Ember HE Mul (module docstring), with
+    beta the kernel's digit (2^52 IFMA, 2^32 AVX2, 2^64 scalar)."""
     n, lg = 2 ** ctx.log_n, ctx.log_n
     np1, np2 = ctx.primes(1, log_q), ctx.primes(2, log_q)
-    q_limbs = -(-log_q // (52 if ifma else 64))
+    q_limbs = -(-log_q // {"ifma": 52, "avx2": 32}.get(path, 64))
     ins = 2 if square else 4
     crt_np = ins * np1 + np2
     rows_f, rows_i = ins * np1 + np2, 3 * np1 + 2 * np2
@@ -144,17 +160,17 @@ def traced_mul(ctx, keys, log_q, square):
 @pytest.mark.parametrize("square", [False, True])
 def test_counts_per_function_are_what_the_kernels_execute(env, log_q, square):
     ctx, keys = env
-    orig = ctx.ifma
-    for ifma in _paths(ctx):
-        ctx._core.set_ifma(ifma)
+    orig = ctx.crt_path
+    for path in _paths(ctx):
+        ctx._core.set_crt_path(path)
         try:
             counts = traced_mul(ctx, keys, log_q, square)
         finally:
-            ctx._core.set_ifma(orig)
-        want = ember_counts(ctx, log_q, square, ifma)
+            ctx._core.set_crt_path(orig)
+        want = ember_counts(ctx, log_q, square, path)
         for name, kernel in FUNCS.items():
             got = {f: counts[kernel][f] for f in FIELDS}
-            assert got == want[name], (name, ifma, got, want[name])
+            assert got == want[name], (name, path, got, want[name])
         assert counts["heaan_mul"]["calls"] == 1
 
 
@@ -163,21 +179,22 @@ def test_counts_against_table_iv(env, square):
     """Every Table IV entry, with the differences of the module docstring stated as exact corrections."""
     ctx, keys = env
     n = 2 ** ctx.log_n
-    orig = ctx.ifma
-    for ifma in _paths(ctx):
-        ctx._core.set_ifma(ifma)
+    orig = ctx.crt_path
+    for path in _paths(ctx):
+        ctx._core.set_crt_path(path)
         try:
             counts = traced_mul(ctx, keys, LOG_Q, square)
         finally:
-            ctx._core.set_ifma(orig)
+            ctx._core.set_crt_path(orig)
         c = {name: counts[k] for name, k in FUNCS.items()}
-        tiv = table_iv(ctx, LOG_Q, square, ifma)
+        tiv = table_iv(ctx, LOG_Q, square, path)
+        lanes = 2 if path == "avx2" else 1  # AVX2: a digit product is two lane products (the entry's 25-bit halves)
         np1, np2 = ctx.primes(1), ctx.primes(2)
         ins = 2 if square else 4
         # CRT: Table IV exactly (Multiplication, ADC, Modular mul); plus the centered read's one modular addition per
         # residue (Table IV: none)
-        assert c["CRT"]["word_mul"] == tiv["CRT"]["mult"]
-        assert c["CRT"]["adc"] == tiv["CRT"]["adc"]
+        assert c["CRT"]["word_mul"] == lanes * tiv["CRT"]["mult"]
+        assert c["CRT"]["adc"] == lanes * tiv["CRT"]["adc"]
         assert c["CRT"]["mod_mul"] == tiv["CRT"]["mod_mul"]
         assert c["CRT"]["mod_add"] == tiv["CRT"]["add_sub"] + n * (ins * np1 + np2)
         # NTT: Table IV exactly
@@ -191,11 +208,12 @@ def test_counts_against_table_iv(env, square):
         # iCRT: one Shoup product per residue (Table IV: two); the word product over the output digits only, with
         # the extra row of v P: fewer products than Table IV's np PLimbs for both regions
         assert c["iCRT"]["mod_mul"] * 2 == tiv["iCRT"]["mod_mul"]
-        assert 0 < c["iCRT"]["word_mul"] < tiv["iCRT"]["mult"]
-        (d0p, d0), (dqp, dq) = icrt_digits(0, LOG_Q, ifma), icrt_digits(ctx.log_q, LOG_Q, ifma)
+        # (AVX2: a 64-bit limb is two 32-bit digits, each two lane products)
+        assert 0 < c["iCRT"]["word_mul"] < (4 if path == "avx2" else 1) * tiv["iCRT"]["mult"]
+        (d0p, d0), (dqp, dq) = icrt_digits(0, LOG_Q, path), icrt_digits(ctx.log_q, LOG_Q, path)
         assert c["iCRT"]["word_mul"] == 3 * n * (np1 + 1) * d0p + 2 * n * (np2 + 1) * dqp
         assert c["iCRT"]["adc"] == c["iCRT"]["word_mul"] + 3 * n * d0 + 2 * n * dq + 2 * n
-        if not ifma:  # region 1: the output's qLimbs words instead of PLimbs (about 2 qLimbs)
+        if path == "scalar":  # region 1: the output's qLimbs words instead of PLimbs (about 2 qLimbs)
             assert d0 == -(-LOG_Q // 64) and plimbs(ctx, np1) >= 2 * d0 - 1
 
 
@@ -228,7 +246,7 @@ def test_bench_breakdown_rates_from_counts_and_peaks(env):
     rec = heaan.bench_mul(log_n=LOG_N, log_q=LOG_Q, log_p=LOG_P, threads=1, runs=runs, breakdown=True, insecure=True, peak=peak)
     assert rec["peak"] == peak and rec["path"]
     f = rec["breakdown"]
-    want = ember_counts(ctx, LOG_Q, False, rec["ifma"])
+    want = ember_counts(ctx, LOG_Q, False, rec["crt_path"])
     for name in FUNCS:
         r = f[name]
         assert {k: r[k] for k in FIELDS} == want[name], name  # per HE Mul: the runs' sums divided by the runs
