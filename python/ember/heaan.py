@@ -104,6 +104,8 @@ class Context:
     log_p = property(lambda self: self._core.params.log_p)
     slots = property(lambda self: self._core.params.max_slots)
     ifma = property(lambda self: self._core.ifma, doc="whether the CRT/iCRT/NTT kernels run on AVX-512 IFMA")
+    crt_path = property(lambda self: self._core.crt_path,
+                        doc='the CRT / iCRT kernels in use: "ifma", "avx2" or "scalar" (EMBER_SIMD caps it)')
 
     def primes(self, region: int, log_q: Optional[int] = None) -> int:
         """np of region 1 (tensor product) or 2 (key switching) of HE Mul at modulus 2^log_q (Fig. 2)."""
@@ -328,7 +330,7 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
     rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, security_bits=80, threads=threads, backend="cpu", runs=runs,
                median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
                precision_bits=round(float(-np.log2(max(err, 2.0 ** -60))), 2),
-               prime_bits=prime_bits, ifma=ctx.ifma, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))
+               prime_bits=prime_bits, ifma=ctx.ifma, crt_path=ctx.crt_path, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))
     from .bench import kernel_paths
     rec["path"], rec["kernel_paths"] = kernel_paths(c.primes)
     rec["simd"] = _ember.cpu_features()["path"]
