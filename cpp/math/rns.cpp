@@ -57,8 +57,32 @@ void BaseConverter::convert_reference(const u64* const* in, u64* const* out, std
     }
 }
 
+namespace {
+/// The plain conversion from one prime q: Q~ = 1, so y = x and the output is x mod p_j, with no product to form. So
+/// a digit of one prime (dnum = number of Q primes, SEAL's choice) costs a copy or a subtraction per coefficient.
+void convert_one_prime(const Modulus& q, const std::vector<Modulus>& to, const u64* x, u64* const* out, std::size_t begin,
+                       std::size_t end) {
+    for (std::size_t j = 0; j < to.size(); ++j) {
+        const u64 p = to[j].q;
+        u64* o = out[j];
+        if (q.q <= p) {
+            std::copy(x + begin, x + end, o + begin);
+        } else if (q.q <= 2 * p) {
+            for (std::size_t c = begin; c < end; ++c) o[c] = x[c] >= p ? x[c] - p : x[c];
+        } else {  // Barrett: floor(x floor(2^64 / p) / 2^64) is 0 or 1 below x / p for x < 2^64
+            const u64 r = static_cast<u64>((static_cast<u128>(1) << 64) / p);
+            for (std::size_t c = begin; c < end; ++c) {
+                const u64 v = x[c] - mulhi64(x[c], r) * p;
+                o[c] = v >= p ? v - p : v;
+            }
+        }
+    }
+}
+}  // namespace
+
 void BaseConverter::convert(const u64* const* in, u64* const* out, std::size_t begin, std::size_t end, bool centered) const {
     if (begin >= end) return;
+    if (from_.size() == 1 && !centered) return convert_one_prime(from_[0], to_, in[0], out, begin, end);
 #if defined(__x86_64__)
     if (detail::base_convert_ifma_supported(*this)) return detail::base_convert_ifma(*this, in, out, begin, end, centered);
     if (detail::base_convert_avx2_supported(*this)) return detail::base_convert_avx2(*this, in, out, begin, end, centered);
