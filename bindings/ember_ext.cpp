@@ -397,6 +397,8 @@ NB_MODULE(_ember, m) {
         d["threads"] = p.threads; d["prime"] = p.prime; d["mul_path"] = p.mul_path; d["mul_words"] = p.mul_words;
         d["mulmod_per_s_thread"] = p.mulmod_per_s_thread; d["mulmod_per_s"] = p.mulmod_per_s;
         d["word_mul_per_s_thread"] = p.word_mul_per_s_thread; d["word_mul_per_s"] = p.word_mul_per_s;
+        d["lane_mul_path"] = p.lane_mul_path; d["lane_mul_per_s_thread"] = p.lane_mul_per_s_thread;
+        d["lane_mul_per_s"] = p.lane_mul_per_s;
         d["copy_bytes"] = p.copy_bytes; d["copy_bytes_per_s_thread"] = p.copy_bytes_per_s_thread;
         d["copy_bytes_per_s"] = p.copy_bytes_per_s; d["seconds"] = p.seconds;
         return d;

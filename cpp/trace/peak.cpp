@@ -15,10 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include "math/cpu_features.hpp"
 #include "math/kernel_paths.hpp"
 #include "math/modarith.hpp"
 #include "math/primes.hpp"
 #include "math/vec_ops.hpp"
+#include "trace/peak_kernels.hpp"
 
 namespace ember::trace {
 
@@ -159,6 +161,14 @@ MachinePeak machine_peak(int threads, std::size_t copy_mib, std::size_t mul_word
     });
     std::tie(p.word_mul_per_s_thread, p.word_mul_per_s) =
         rate(threads, mul_words, n, m, [&](u64* a, const u64* b) { return mul_acc(a, b, mul_words); });
+#if defined(__x86_64__)
+    if (cpu_features().use_avx2()) {
+        p.lane_mul_path = "avx2";
+        std::tie(p.lane_mul_per_s_thread, p.lane_mul_per_s) =
+            rate(threads, mul_words, static_cast<double>(mul_words / 16 * 16), m,
+                 [&](u64* a, const u64* b) { return detail::lane_mul_acc_avx2(a, b, mul_words); });
+    }
+#endif
 
     const std::size_t words = copy_mib * (std::size_t(1) << 20) / sizeof(u64);
     p.copy_bytes = words * sizeof(u64);

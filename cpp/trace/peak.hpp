@@ -6,6 +6,8 @@
 //     the first, many repetitions;
 //   * word products per second of a scalar 64 x 64 -> 128-bit multiply-accumulate into two-word sums (the inner
 //     product of the scalar CRT / iCRT kernels, four independent sums), on L1-resident operands;
+//   * lane products per second of the AVX2 multiply-accumulate (vpmuludq into 64-bit lanes, four independent
+//     vector sums), where the CPU has AVX2: the word products of the AVX2 CRT / iCRT kernels;
 //   * copy bandwidth: memcpy of a copy_mib MiB buffer into another, split over the threads, counted as bytes read
 //     plus bytes written per second.
 // Each is measured on one thread and on `threads` threads together (every thread the same work, timed from a
@@ -27,6 +29,9 @@ struct MachinePeak {
     double mulmod_per_s = 0;               // vec_mul, `threads` threads together
     double word_mul_per_s_thread = 0;      // scalar multiply-accumulate, one thread
     double word_mul_per_s = 0;             // `threads` threads together
+    std::string lane_mul_path;             // "avx2" where the CPU has it (the AVX2 CRT / iCRT products), else ""
+    double lane_mul_per_s_thread = 0;      // 32 x 32 -> 64-bit lane multiply-accumulate (vpmuludq), one thread
+    double lane_mul_per_s = 0;             // `threads` threads together
     std::size_t copy_bytes = 0;            // bytes of the copied buffer
     double copy_bytes_per_s_thread = 0;    // (read + written) / s, one thread
     double copy_bytes_per_s = 0;           // (read + written) / s, `threads` threads together

@@ -234,6 +234,12 @@ def test_machine_peak():
         assert pk[k] > 0, k
     assert pk["prime"] < 2 ** 50 and pk["prime"] % (2 ** 17) == 1
     assert pk["mul_path"] == _ember.kernel_paths([pk["prime"]])["elementwise"]
+    has_avx2 = _ember.cpu_features()["path"] in ("avx2", "avx512", "ifma")
+    assert pk["lane_path"] == ("avx2" if has_avx2 else None)
+    if has_avx2:
+        assert pk["glane_s"] > 0 and pk["glane_s_thread"] > 0
+    else:
+        assert pk["glane_s"] is None
     assert heaan.machine_peak(2, copy_mib=16) == pk  # cached per process
     with pytest.raises(ValueError):
         _ember.machine_peak(0)
@@ -257,7 +263,9 @@ def test_bench_breakdown_rates_from_counts_and_peaks(env):
         assert r["gwmul_s"] == pytest.approx(r["word_mul"] / sec / 1e9, rel=1e-6)
         assert r["gb_s"] == pytest.approx((r["bytes_read"] + r["bytes_written"]) / sec / 1e9, rel=1e-6)
         assert r["mulmod_peak_frac"] == pytest.approx(r["gmulmod_s"] / peak["gmulmod_s"])
-        assert r["wmul_peak_frac"] == pytest.approx(r["gwmul_s"] / peak["gwmul_s"])
+        lanes = rec["crt_path"] == "avx2" and name in ("CRT", "iCRT")  # lane products against the lane peak
+        assert r["wmul_peak"] == ("avx2 lane" if lanes else "scalar word")
+        assert r["wmul_peak_frac"] == pytest.approx(r["gwmul_s"] / (peak["glane_s"] if lanes else peak["gwmul_s"]))
         assert r["bw_peak_frac"] == pytest.approx(r["gb_s"] / peak["copy_gb_s"])
         assert r["bound"] in ("compute", "memory")
     for name in ("CRT", "iCRT"):
