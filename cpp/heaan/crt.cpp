@@ -58,10 +58,12 @@ CrtBasis::CrtBasis(std::size_t n, int prime_bits, std::size_t count, int max_in_
         two128[j] = m.mul(r64, r64);
         pinv52[j] = neg_inv52(m.q);
     }
-    // the vector kernels need every prime below 2^50 (IFMA: 52-bit lanes; AVX2: 25-bit halves)
+    // the vector kernels need every prime below 2^50 (IFMA: 52-bit lanes; AVX2: 25-bit halves), and AVX2 above 2^40
+    // (its double-precision quotient estimate)
     const bool small = std::all_of(ps.begin(), ps.end(), [](u64 q) { return q < (u64(1) << 50); });
+    const bool large = std::all_of(ps.begin(), ps.end(), [](u64 q) { return q >= (u64(1) << 40); });
     if (small && detail::crt_ifma_supported() && n >= 64) best_ = CrtPath::kIfma;
-    else if (small && detail::crt_avx2_supported()) best_ = CrtPath::kAvx2;
+    else if (small && large && detail::crt_avx2_supported()) best_ = CrtPath::kAvx2;
     path_ = best_;
     if (best_ == CrtPath::kAvx2) {
         d32 = static_cast<std::size_t>(max_in_bits + 31) / 32;

@@ -8,7 +8,7 @@
 //   * IFMA path (all p_j < 2^50): the coefficient is read as 52-bit digits a_d (beta = 2^52 inside the kernel),
 //     lanes are 8 coefficients, the accumulator is the pair (lo, hi) of _mm512_madd52lo/hi sums, and the table
 //     holds mod(2^(52 d) 2^104, p_j) so that two Montgomery steps by 2^52 finish the reduction.
-//   * AVX2 path (all p_j < 2^50; crt_avx2.cpp): lanes are 4 coefficients read as 32-bit digits (beta = 2^32), the
+//   * AVX2 path (all p_j in [2^40, 2^50); crt_avx2.cpp): lanes are 4 coefficients read as 32-bit digits (beta = 2^32), the
 //     table entries split into 25-bit halves so that every lane product (vpmuludq) stays below 2^57; the two sums
 //     are combined and reduced once per run of 127 digits.
 //   * scalar path (any primes < 2^61, beta = 2^64): u128 accumulator plus a carry word.
@@ -90,7 +90,7 @@ public:
     /// (1 bit for the sign, 3 of margin for the rounded quotient of iCRT). Throws if the basis is too small.
     std::size_t primes_for(int bound_bits) const;
     /// The kernels in use: IFMA (CPU has AVX-512 IFMA, every prime is below 2^50, N >= 64), else AVX2 (CPU has AVX2,
-    /// every prime below 2^50), else scalar. EMBER_SIMD caps the choice (math/cpu_features.hpp).
+    /// every prime in [2^40, 2^50)), else scalar. EMBER_SIMD caps the choice (math/cpu_features.hpp).
     CrtPath path() const { return path_; }
     /// The fastest path this basis can take on this CPU.
     CrtPath best_path() const { return best_; }

@@ -10,8 +10,9 @@
 // CRT (Algo 1): lanes are 4 coefficients; a tile of 16 is read as 32-bit digit rows a_d (gathered from the N x words
 // layout; the even digit is the word itself, since vpmuludq reads only the low half). For every prime p_j,
 // S0 = sum_d a_d c0_d and S1 = sum_d a_d c1_d with c_d = 2^(32 d) mod p_j, over runs of at most 127 digits; each
-// run's value S0 + S1 2^25 < 2^90 is reduced once per residue (Barrett, the scalar Modulus::reduce128) and the runs
-// are summed modulo p_j.
+// run's value S0 + S1 2^25 < 2^90 is reduced once per residue in the lanes (reduce90: a quotient from double
+// precision, exact to within one for p_j >= 2^40, then the remainder from the low 64 bits) and the runs are summed
+// modulo p_j.
 //
 // iCRT (Algo 6): phase 1 computes t_j = x_j inv(P/p_j) mod p_j (Shoup, fully reduced) and v = round(sum_j t_j / p_j)
 // in double for 64 coefficients, writing t_j as its halves (t0_j, t1_j) group-major; phase 2 forms, for each output
@@ -66,6 +67,32 @@ inline V round_to_u64(__m256d f) {
     return _mm256_sub_epi64(_mm256_castpd_si256(r), magic);
 }
 
+/// x < 2^64 in each lane -> (double)x, rounded once (its 32-bit halves converted exactly, then hi 2^32 + lo).
+inline __m256d to_double64(V x) {
+    const __m256d hi = to_double52(_mm256_srli_epi64(x, 32)), lo = to_double52(_mm256_and_si256(x, a2::bcast(kMask32)));
+    return _mm256_fmadd_pd(hi, _mm256_set1_pd(4294967296.0), lo);
+}
+
+/// The prime in lanes for reduce90.
+struct Red90 {
+    V p, ps;
+    __m256d pinv;
+    explicit Red90(u64 q) : p(a2::bcast(q)), ps(a2::swap_halves(a2::bcast(q))), pinv(_mm256_set1_pd(1.0 / static_cast<double>(q))) {}
+};
+
+/// (S0 + S1 2^25) mod p in [0, p), for S0, S1 < 2^64 and 2^40 <= p < 2^50. The value V < 2^90 is rounded to double
+/// with an error below 2^38 (S1's conversion 2^35, the sum 2^37), so floor(V / p) is estimated within one (the error
+/// over p is below 2^-2, the products' roundings add 2^-11); r = V - qt p lies in [-p, 2p) and is exact from the
+/// low 64 bits of V and qt p (qt < 2^50).
+inline V reduce90(V s0, V s1, const Red90& m) {
+    const __m256d v = _mm256_fmadd_pd(to_double64(s1), _mm256_set1_pd(33554432.0), to_double64(s0));
+    const __m256d qd = _mm256_floor_pd(_mm256_mul_pd(v, m.pinv));
+    const V qt = round_to_u64(qd);  // an integer below 2^50: exact
+    const V lo = _mm256_add_epi64(s0, _mm256_slli_epi64(s1, 25));
+    const V r = _mm256_sub_epi64(lo, a2::mullo(qt, m.p, m.ps));
+    return a2::reduce_once(a2::add_if_neg(r, m.p), m.p);
+}
+
 /// One chunk of kDigits output digits: L[k] = sum_j t0_j d_j(k0 + k), H[k] likewise with t1_j, for one group of 4
 /// coefficients. tp: R rows of 8 words (t0 lanes, t1 lanes); pd: digit k0 of row 0, rows `stride` digits apart.
 inline void icrt_chunk(const u64* tp, std::size_t R, const std::uint32_t* pd, std::size_t stride, u64* sl, u64* sh) {
@@ -104,8 +131,6 @@ void crt_avx2(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, 
                                     static_cast<long long>(words), 0);
     const std::size_t top_d = static_cast<std::size_t>(in_bits - 1) / 32;
     const V top_flip = a2::bcast(offset ? u64(1) << ((in_bits - 1) % 32) : 0);
-    alignas(32) u64 sl[kCrtTile], sh[kCrtTile];
-    u64 r[kCrtTile];
 
     for (std::size_t t0 = 0; t0 < full; t0 += kCrtTile) {
         for (std::size_t g = 0; g < kCrtTile / kLanes; ++g) {
@@ -122,7 +147,9 @@ void crt_avx2(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, 
             }
         }
         for (std::size_t j = 0; j < np; ++j) {
-            const Modulus& m = B.prime(j);
+            const Red90 red(B.prime(j).q);
+            const V off = a2::bcast(offset ? offset[j] : 0);
+            V R[4];
             const std::uint32_t* c = B.crt32.data() + j * 2 * B.d32;
             for (std::size_t d0 = 0; d0 < D; d0 += kRun) {
                 const std::size_t d1 = std::min(D, d0 + kRun);
@@ -139,19 +166,15 @@ void crt_avx2(const CrtBasis& B, const u64* in, std::size_t words, int in_bits, 
                     }
                 }
                 for (int g = 0; g < 4; ++g) {
-                    store_a(sl + kLanes * g, L[g]);
-                    store_a(sh + kLanes * g, H[g]);
-                }
-                for (std::size_t i = 0; i < kCrtTile; ++i) {
-                    const u64 x = m.reduce128(static_cast<u128>(sl[i]) + (static_cast<u128>(sh[i]) << 25));
-                    r[i] = d0 == 0 ? x : m.add(r[i], x);
+                    const V x = reduce90(L[g], H[g], red);
+                    R[g] = d0 == 0 ? x : a2::reduce_once(_mm256_add_epi64(R[g], x), red.p);
                 }
             }
             u64* o = out[j] + c0 + t0;
-            if (offset)
-                for (std::size_t i = 0; i < kCrtTile; ++i) o[i] = m.add(r[i], offset[j]);
-            else
-                std::memcpy(o, r, sizeof(r));
+            for (int g = 0; g < 4; ++g) {
+                if (offset) R[g] = a2::reduce_once(_mm256_add_epi64(R[g], off), red.p);
+                a2::store(o + kLanes * g, R[g]);
+            }
         }
     }
 }

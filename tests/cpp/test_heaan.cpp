@@ -259,6 +259,11 @@ TEST(HeaanCrtAvx2, CrtMatchesScalarOnEdgesTailsAndLongInputs) {
     const std::size_t n = 128, np = 40;
     CrtBasis B(n, 50, np, 4200);  // 4200-bit inputs: 132 digits, two runs of the AVX2 accumulation
     if (!take_path(B, CrtPath::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+    // primes below 2^40 are out of reach of the AVX2 reduction's quotient estimate: such a basis never takes it
+    CrtBasis low(n, 39, 4, 200);
+    EXPECT_NE(low.best_path(), CrtPath::kAvx2);
+    low.set_path(CrtPath::kAvx2);
+    EXPECT_NE(low.path(), CrtPath::kAvx2);
     std::mt19937_64 rng(21);
     for (int bits : {1, 31, 32, 33, 64, 65, 1200, 2400, 4064, 4065, 4200}) {
         BigPoly a = random_poly(n, bits, rng);
