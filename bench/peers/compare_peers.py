@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side CKKS benchmark: Ember vs. peer libraries (DESILO, OpenFHE).
+"""Side-by-side CKKS benchmark: Ember vs. peer libraries (DESILO, OpenFHE, SEAL).
 
 Every peer runs in its own subprocess (``--worker NAME``), so a missing
 package, an exception, a segfault or an out-of-memory kill in one peer turns
@@ -9,6 +9,9 @@ into a JSON line with an "error" field and never ends the whole run.
   exist for CPython >= 3.10).
 * OpenFHE runs under ``--openfhe-python`` (default: pyenv's 3.10.13), because
   the ``openfhe`` wheel on PyPI only ships a CPython 3.10 extension module.
+* Microsoft SEAL runs under the same ``--openfhe-python``, through TenSEAL's
+  bundled SEAL bindings (``import tenseal.sealapi``; ``pip install tenseal``
+  into that CPython 3.10).
 * Ember is measured through its own CLI (``ember bench OP ...``) when
   ``import ember`` works in this interpreter; otherwise it is skipped with a
   note.
@@ -37,7 +40,7 @@ import time
 
 RESULT_PREFIX = "@@PEER-RESULT "
 DEFAULT_OPENFHE_PYTHON = "/root/.pyenv/versions/3.10.13/bin/python"
-ALL_PEERS = ("desilo", "openfhe", "ember")
+ALL_PEERS = ("desilo", "openfhe", "seal", "ember")
 OPS = ("mul", "rotate", "rotate_many")
 N_ROTATIONS = 8  # rotate_many: rotations by 1..8 of one ciphertext
 
@@ -445,6 +448,185 @@ def worker_openfhe(cfg):
 
 
 # --------------------------------------------------------------------------
+# Microsoft SEAL worker (TenSEAL's bundled bindings, runs under --openfhe-python)
+# --------------------------------------------------------------------------
+
+def _seal_version(parms):
+    """SEAL's major.minor, read from the header SEAL writes in front of every serialized object
+    (magic 0xA15E, header size, major, minor, ...); None when it cannot be read."""
+    try:
+        with scratch_path("parms.bin") as path:
+            parms.save(path)
+            with open(path, "rb") as fh:
+                head = fh.read(5)
+        if len(head) == 5 and head[:2] == b"\x5e\xa1":
+            return "%d.%d" % (head[3], head[4])
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+def worker_seal(cfg):
+    import importlib
+    import numpy as np
+    tenseal, ts_version = import_peer("tenseal", "tenseal numpy",
+                                      lambda msg: make_record("seal", "all", cfg, threads=1, error=msg))
+    if tenseal is None:
+        return
+    s = importlib.import_module("tenseal.sealapi")
+    n = 1 << cfg["log_n"]
+    slots = n // 2
+    bits = [cfg["first_mod"]] + [cfg["log_scale"]] * cfg["levels"] + [60]  # last: SEAL's one special prime
+    parms = s.EncryptionParameters(s.SCHEME_TYPE.CKKS)
+    parms.set_poly_modulus_degree(n)
+    seal_version = _seal_version(parms)
+    version = "%s (TenSEAL %s)" % (seal_version or "?", ts_version)
+    ver_note = ("SEAL %s bundled with TenSEAL %s (SEAL version read from its serialization header)"
+                % (seal_version, ts_version) if seal_version else
+                "SEAL bundled with TenSEAL %s (SEAL version not readable)" % ts_version)
+    thr_note = "SEAL is single-threaded (threads=1)"
+    if cfg["threads"] != 1:
+        thr_note += "; --threads %d does not apply to it" % cfg["threads"]
+    base = dict(version=version, threads=1, dnum=cfg["levels"] + 1)
+
+    def fail(op, msg):
+        emit(make_record("seal", op, cfg, **base, error=msg, notes=ver_note + "; " + thr_note))
+
+    max_bits = s.CoeffModulus.MaxBitCount(n, s.SEC_LEVEL_TYPE.TC128)
+    try:
+        parms.set_coeff_modulus(s.CoeffModulus.Create(n, bits))
+    except Exception as exc:  # noqa: BLE001
+        fail("all", "CoeffModulus.Create(%d, %s): %s" % (n, bits, exc))
+        return
+    # SEAL's default: 128-bit check (HomomorphicEncryption.org table) stays on; a refusal is an error record
+    ctx = s.SEALContext(parms, True, s.SEC_LEVEL_TYPE.TC128)
+    if not ctx.parameters_set():
+        fail("all", "SEALContext refused the parameters: %s (%s); log2(QP) = %d bits, SEAL's 128-bit bound "
+                    "for N=2^%d is %d bits" % (ctx.parameters_error_message(), ctx.parameters_error_name(),
+                                               sum(bits), cfg["log_n"], max_bits))
+        return
+    q_bits = [m.bit_count() for m in ctx.first_context_data().parms().coeff_modulus()]
+    levels = len(q_bits) - 1
+    base.update(levels=levels, dnum=len(q_bits))
+    scale = 2.0 ** cfg["log_scale"]
+
+    keygen = s.KeyGenerator(ctx)
+    sk = keygen.secret_key()
+    if cfg["encrypt"] == "public":
+        pk = s.PublicKey()
+        keygen.create_public_key(pk)
+        encryptor = s.Encryptor(ctx, pk)
+        encrypt = encryptor.encrypt
+    else:
+        encryptor = s.Encryptor(ctx, sk)
+        encrypt = encryptor.encrypt_symmetric
+    decryptor = s.Decryptor(ctx, sk)
+    encoder = s.CKKSEncoder(ctx)
+    ev = s.Evaluator(ctx)
+
+    def enc(v):
+        pt, ct = s.Plaintext(), s.Ciphertext()
+        encoder.encode(v.tolist(), scale, pt)
+        encrypt(pt, ct)
+        return ct
+
+    def dec(ct):
+        pt = s.Plaintext()
+        decryptor.decrypt(ct, pt)
+        return np.array(encoder.decode_double(pt))
+
+    rng = np.random.default_rng(cfg["seed"])
+    x = rng.uniform(-1, 1, slots)
+    y = rng.uniform(-1, 1, slots)
+    cx, cy = enc(x), enc(y)
+    fresh_bits = precision_bits(dec(cx), x)
+    counts = {}
+    for b in q_bits:
+        counts[b] = counts.get(b, 0) + 1
+    params_note = (
+        "poly_modulus_degree 2^%d; CoeffModulus.Create(N, %s): Q = %d primes [%s] + 1 special prime of %d bits, "
+        "log2(QP) = %d (SEAL's 128-bit bound %d, sec_level TC128); key switching with one digit per Q prime "
+        "(dnum = %d) and the one special prime; scale 2^%d; inputs %s-key encrypted at the top level, "
+        "fresh-ciphertext precision %.1f bits; %s; %s."
+        % (cfg["log_n"], "[%d] + [%d]*%d + [60]" % (cfg["first_mod"], cfg["log_scale"], cfg["levels"]),
+           len(q_bits), ", ".join("%dx%d" % (c, b) for b, c in sorted(counts.items(), reverse=True)),
+           bits[-1], sum(bits), max_bits, len(q_bits), cfg["log_scale"], cfg["encrypt"], fresh_bits,
+           thr_note, ver_note))
+    if cfg["dnum"] != len(q_bits):
+        params_note += " --dnum %d does not apply: SEAL's digit count is fixed." % cfg["dnum"]
+    ops = cfg["ops"]
+
+    if "mul" in ops:
+        try:
+            relin = s.RelinKeys()
+            keygen.create_relin_keys(relin)
+
+            def mul():
+                out = s.Ciphertext()
+                ev.multiply(cx, cy, out)
+                ev.relinearize_inplace(out, relin)
+                ev.rescale_to_next_inplace(out)
+                return out
+
+            t, out = time_it(mul, cfg["runs"])
+            prec = precision_bits(dec(out), x * y)
+            emit(make_record("seal", "mul", cfg, **base, **timing_fields(t), precision_bits=prec,
+                             notes="timed together, like `ember bench mul` (ct * ct: tensor, relinearize, "
+                                   "rescale): multiply(ct, ct) + relinearize_inplace(relin_keys) + "
+                                   "rescale_to_next_inplace (level %d -> %d primes). "
+                                   % (cx.coeff_modulus_size(), out.coeff_modulus_size()) + params_note))
+        except Exception as exc:  # noqa: BLE001
+            fail("mul", repr(exc))
+
+    if "rotate" in ops or "rotate_many" in ops:
+        steps = list(range(1, (N_ROTATIONS if "rotate_many" in ops else 1) + 1))
+        gk = s.GaloisKeys()
+        try:
+            # this binding's create_galois_keys(list) takes Galois elements, not steps: a left rotation by k
+            # is the element 3^k mod 2N (SEAL's GaloisTool::get_elt_from_step)
+            keygen.create_galois_keys([pow(3, k, 2 * n) for k in steps], gk)
+        except Exception as exc:  # noqa: BLE001
+            fail("rotate", "create_galois_keys: %r" % exc)
+            steps = None
+        if steps and "rotate" in ops:
+            try:
+                def rot():
+                    out = s.Ciphertext()
+                    ev.rotate_vector(cx, 1, gk, out)
+                    return out
+
+                t, out = time_it(rot, cfg["runs"])
+                prec, direction = rotation_precision(dec(out), x, 1)
+                emit(make_record("seal", "rotate", cfg, **base, **timing_fields(t), precision_bits=prec,
+                                 notes="rotate_vector(ct, 1, galois_keys) (Galois keys for %s only); "
+                                       "precision_bits vs np.roll (%s rotation). "
+                                       % ("step 1" if len(steps) == 1 else "steps 1..%d" % len(steps),
+                                          direction) + params_note))
+            except Exception as exc:  # noqa: BLE001
+                fail("rotate", repr(exc))
+        if steps and "rotate_many" in ops:
+            try:
+                def many():
+                    outs = []
+                    for k in steps:
+                        out = s.Ciphertext()
+                        ev.rotate_vector(cx, k, gk, out)
+                        outs.append(out)
+                    return outs
+
+                t, outs = time_it(many, cfg["runs"])
+                precs = [rotation_precision(dec(o), x, k)[0] for k, o in zip(steps, outs)]
+                emit(make_record("seal", "rotate_many", cfg, **base, **timing_fields(t),
+                                 precision_bits=min(precs),
+                                 notes="NOT hoisted: SEAL has no hoisted-rotation API, so %d separate "
+                                       "rotate_vector(ct, k, galois_keys), k=1..%d (%d full key switches; "
+                                       "Ember and OpenFHE hoist the decomposition); precision_bits = worst "
+                                       "of the %d. " % ((len(steps),) * 4) + params_note))
+            except Exception as exc:  # noqa: BLE001
+                fail("rotate_many", repr(exc))
+
+
+# --------------------------------------------------------------------------
 # Ember (through its CLI)
 # --------------------------------------------------------------------------
 
@@ -488,6 +670,9 @@ def worker_ember(cfg):
         if cfg["first_mod"] != 60:
             argv += ["--first-mod-bits", str(cfg["first_mod"])]
         proc, shown, insecure_note = None, None, ""
+        if cfg.get("insecure"):
+            argv += ["--insecure"]
+            insecure_note = " (--insecure asked for by compare_peers.py --insecure)"
         for attempt in (0, 1):
             shown = "ember " + " ".join(argv[len(cli):])
             try:
@@ -537,7 +722,7 @@ def worker_ember(cfg):
             emit(rec)
 
 
-WORKERS = {"desilo": worker_desilo, "openfhe": worker_openfhe, "ember": worker_ember}
+WORKERS = {"desilo": worker_desilo, "openfhe": worker_openfhe, "seal": worker_seal, "ember": worker_ember}
 
 
 # --------------------------------------------------------------------------
@@ -545,13 +730,13 @@ WORKERS = {"desilo": worker_desilo, "openfhe": worker_openfhe, "ember": worker_e
 # --------------------------------------------------------------------------
 
 def run_peer(peer, cfg, args):
-    python = args.openfhe_python if peer == "openfhe" else sys.executable
+    python = args.openfhe_python if peer in ("openfhe", "seal") else sys.executable
     env = dict(os.environ)
     t = str(cfg["threads"])
     env.update(OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    if peer == "openfhe" and not os.path.exists(python):
-        return [make_record(peer, "all", cfg, error="OpenFHE interpreter %s not found (use --openfhe-python)"
-                            % python)]
+    if peer in ("openfhe", "seal") and not os.path.exists(python):
+        return [make_record(peer, "all", cfg, error="%s interpreter %s not found (use --openfhe-python)"
+                            % ("OpenFHE" if peer == "openfhe" else "SEAL (TenSEAL)", python))]
     argv = [python, os.path.abspath(__file__), "--worker", peer, "--worker-config", json.dumps(cfg)]
     log("running %s under %s ..." % (peer, python))
     t0 = time.perf_counter()
@@ -647,9 +832,14 @@ def parse_args(argv=None):
     ap.add_argument("--quick", action="store_true", help="smoke run: log_n 14, 6 levels, 3 runs")
     ap.add_argument("--seed", type=int, default=1, help="numpy seed for the inputs (default 1)")
     ap.add_argument("--openfhe-python", default=os.environ.get("OPENFHE_PYTHON", DEFAULT_OPENFHE_PYTHON),
-                    help="interpreter that has the openfhe wheel, CPython 3.10 (default $OPENFHE_PYTHON or %s)"
+                    help="interpreter that has the openfhe wheel and tenseal (runs the OpenFHE and SEAL workers), "
+                         "CPython 3.10 (default $OPENFHE_PYTHON or %s)"
                     % DEFAULT_OPENFHE_PYTHON)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per peer (default 3600)")
+    ap.add_argument("--insecure", action="store_true",
+                    help="pass --insecure to `ember bench` up front (Ember only; SEAL and OpenFHE keep their "
+                         "checks), e.g. at SEAL's configuration: dnum 16 with N=2^15 / 15 levels / log scale 50 "
+                         "gives Ember 2 special primes, log2(QP) = 930 > the 128-bit bound of 881 bits")
     add_output_args(ap, WORKERS)
     args = ap.parse_args(argv)
     if args.runs is None:
@@ -717,7 +907,7 @@ def main(argv=None):
     cfg = dict(log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
                runs=args.runs, log_scale=args.log_scale, first_mod=args.first_mod, seed=args.seed,
                ops=ops, openfhe_scaling=args.openfhe_scaling, timeout=args.timeout,
-               encrypt=args.encrypt)
+               encrypt=args.encrypt, insecure=args.insecure)
 
     def run_one(peer):
         if peer not in WORKERS:
