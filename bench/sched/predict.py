@@ -30,7 +30,6 @@ def main():
     args = ap.parse_args()
     params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=9, insecure=True)
     table = measure(params, threads=2, runs=5, progress=False)
-    from ember.sched import programs
     f_steps = [1 << i for i in range(8)]
     ctx = ember.Context(params, threads=2)
     s_steps = [256 << i for i in range((ctx.slots // 256).bit_length() - 1)]

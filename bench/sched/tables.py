@@ -25,7 +25,7 @@ from ember import sched
 from ember.graph import Graph, split_hoisted
 from ember.sched import bounds
 from ember.sched import costs as C
-from ember.sched import programs
+from ember.graph import programs
 from ember.sched.limbs import limb_split
 from ember.sched.plan import default_costs, schedule_graph, schedule_problem
 from ember.sched.platform import paper
@@ -44,7 +44,7 @@ def solve(name: str, g: Graph, plat, costs, algo: str, parts: int = 1, seed: int
 
 
 def graphs(log_n: int) -> dict[str, Graph]:
-    out = {"Bootstrapping": programs.boot_graph(log_n=log_n), "LR": programs.helr_graph(log_n=log_n)}
+    out = {"Bootstrapping": programs.boot_graph(log_n=log_n), "LR": programs.lr_toy_graph(log_n=log_n)}
     # the same graphs with each hoisted baby-step set split into its ModUp and its rotations (ember.graph.split_hoisted:
     # the parts cost exactly what the node cost), so that the rotations can run on different devices
     for name in ("Bootstrapping", "LR"):

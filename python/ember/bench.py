@@ -46,10 +46,8 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     of x and those rotations (one ModUp, one ModDown); inner_sum: ct.inner_sum(1, count, radix)."""
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
-    if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000 (ember.heaan)
-        from .heaan import bench_mul
-        return bench_mul(log_n=log_n, log_q=log_q, log_p=log_p, threads=threads, runs=runs, breakdown=breakdown,
-                         insecure=insecure)
+    if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000: ember.heaan.bench_mul (which uses this module)
+        raise ValueError("heaan-mul is timed by ember.heaan.bench_mul (`ember bench heaan-mul`), not ember.bench.run")
     rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs,
                simd=_ember.cpu_features()["path"])
     if op in ("ntt", "intt"):

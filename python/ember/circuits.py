@@ -7,7 +7,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from . import _ember
-from .context import Ciphertext, Context, GaloisKeys, _integer
+from .context import Ciphertext, Context, GaloisKeys, integer_arg
 
 
 class LinearTransform:
@@ -92,5 +92,5 @@ def chebyshev_depth(coeffs) -> int:
 
 def inner_sum_rotations(stride: int, count: int, radix: int = 2) -> list[int]:
     """The rotation steps Ciphertext.inner_sum(stride, count, radix) needs Galois keys for (keygen(rotations=...))."""
-    return list(_ember.inner_sum_rotations(*(_integer("inner_sum", n, v) for n, v in
+    return list(_ember.inner_sum_rotations(*(integer_arg("inner_sum", n, v) for n, v in
                                              (("stride", stride), ("count", count), ("radix", radix)))))

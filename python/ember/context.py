@@ -12,7 +12,7 @@ from . import _ember
 from .params import CkksParams
 
 
-def _integer(op: str, name: str, v) -> int:
+def integer_arg(op: str, name: str, v) -> int:
     """v as an int, or TypeError("cannot <op>: <name> must be an integer, got <type>")."""
     if not isinstance(v, numbers.Integral) or isinstance(v, bool):
         raise TypeError(f"cannot {op}: {name} must be an integer, got {type(v).__name__}")
@@ -194,7 +194,9 @@ class KeySet:
     galois: GaloisKeys
 
 
-def _as_slots(values, slots_max: int) -> np.ndarray:
+def as_slots(values, slots_max: int) -> np.ndarray:
+    """values as the complex128 slot vector of a plaintext (ValueError unless 1-D, numeric, a power-of-two length
+    up to slots_max)."""
     v = np.asarray(values)
     if v.ndim == 0:
         raise ValueError("expected a 1-D array of slot values, got a scalar")
@@ -358,7 +360,7 @@ class Context:
         return f"<ember.Context {self.params!r} threads={self.threads}>"
 
     def _vector(self, values, slots: int) -> np.ndarray:
-        v = _as_slots(values, self.slots)
+        v = as_slots(values, self.slots)
         if v.shape[0] != slots:
             raise ValueError(f"vector of {v.shape[0]} values for a ciphertext of {slots} slots")
         return v
@@ -516,7 +518,7 @@ class Context:
 
     # encoding / encryption ----------------------------------------------------------------------
     def encode(self, values, level: Optional[int] = None, scale: Optional[float] = None) -> Plaintext:
-        v = _as_slots(values, self.slots)
+        v = as_slots(values, self.slots)
         level = self.user_level if level is None else int(level)
         if not 0 <= level <= self.max_level:
             raise ValueError(f"level must be in [0, {self.max_level}], got {level}")
@@ -576,7 +578,7 @@ class Context:
         """Several rotations sharing one Decomp + ModUp (hoisting): much cheaper than separate rotates."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"cannot rotate_many: expected an ember.Ciphertext, got {type(ct).__name__}")
-        return [Ciphertext(self, c) for c in self._core.rotate_many(ct._core, [_integer("rotate_many", "step", s) for s in steps])]
+        return [Ciphertext(self, c) for c in self._core.rotate_many(ct._core, [integer_arg("rotate_many", "step", s) for s in steps])]
 
     def rotate_sum(self, ct: Ciphertext, steps: Iterable[int]) -> Ciphertext:
         """sum_s rotate(ct, s) over `steps` (0: ct itself) with one Decomp + ModUp and one ModDown for all of them
@@ -585,7 +587,7 @@ class Context:
         addition (74 against 103 ms: `ember bench rotate_sum` / `ember bench rotate_many`, README)."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"cannot rotate_sum: expected an ember.Ciphertext, got {type(ct).__name__}")
-        steps = [_integer("rotate_sum", "step", s) for s in steps]
+        steps = [integer_arg("rotate_sum", "step", s) for s in steps]
         return Ciphertext(self, _ember.rotate_sum(_ember.context_of(self._core), ct._core, steps,
                                                   _ember.galois_keys_of(self._core, ct._core)))
 
@@ -597,7 +599,7 @@ class Context:
         (`ember bench inner_sum --radix R`). Keys: ember.inner_sum_rotations(stride, count, radix)."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"cannot inner_sum: expected an ember.Ciphertext, got {type(ct).__name__}")
-        args = [_integer("inner_sum", n, v) for n, v in (("stride", stride), ("count", count), ("radix", radix))]
+        args = [integer_arg("inner_sum", n, v) for n, v in (("stride", stride), ("count", count), ("radix", radix))]
         return Ciphertext(self, _ember.inner_sum(_ember.context_of(self._core), ct._core, *args,
                                                  _ember.galois_keys_of(self._core, ct._core)))
 

@@ -6,6 +6,33 @@ from typing import Optional
 from . import _ember
 
 
+def digit_partition(q_count: int, dnum: int) -> list[tuple[int, int]]:
+    """The key-switching digits of a chain of q_count primes: [first, last) prime ranges of dnum digits of
+    alpha = ceil(q_count / dnum) primes, cut from the top of the chain as cpp/ckks/key_switch.cpp does (the last
+    digit may be shorter, or absent). The one definition the simulator (ember.sim) and the graph layer
+    (ember.graph.split_hoisted) use.
+
+    Parameters
+    ----------
+    q_count : int
+        Primes of the chain (levels + 1).
+    dnum : int
+        Digits of the switching keys.
+
+    Returns
+    -------
+    list of (int, int)
+        Each digit's prime range, from the top of the chain down.
+    """
+    alpha = -(-q_count // dnum)
+    out = []
+    for j in range(dnum):
+        last, first = q_count - min(q_count, j * alpha), q_count - min(q_count, (j + 1) * alpha)
+        if last > first:
+            out.append((first, last))
+    return out
+
+
 class CkksParams:
     """A CKKS parameter set, validated on construction.
 
@@ -104,6 +131,42 @@ class CkksParams:
             insecure=insecure, cts_bits=cts_bits, stc_bits=stc_bits, special_bits=special_bits,
             first_mod_bits=first_mod_bits, **options))
         return self
+
+    @classmethod
+    def max_secure_levels(cls, log_n: int, log_scale: int = 50, first_mod_bits: int = 60, dnum: int = 3,
+                          limit: int = 256) -> int:
+        """The most levels a parameter set with these other parameters has within the 128-bit bound.
+
+        Defaults that depend on the ring follow from it (``ember bench``, ``ember bench dist``, ``ember profile``):
+        at N = 2^16, 50-bit scale and dnum 3 it is 24, at N = 2^14 only 4.
+
+        Parameters
+        ----------
+        log_n : int
+            log2 of the ring degree.
+        log_scale, first_mod_bits, dnum : int
+            As in the constructor (ternary secret).
+        limit : int
+            The largest number of levels tried.
+
+        Returns
+        -------
+        int
+            The largest L such that CkksParams(log_n, L, ...) is accepted without ``insecure``; 0 if none is (then
+            every choice of levels needs insecure=True or a larger ring).
+        """
+        bound = _ember.max_log_qp_128(int(log_n))
+        best = 0
+        for levels in range(1, limit + 1):
+            try:
+                p = cls(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
+                        insecure=True)
+            except ValueError:
+                continue        # e.g. more digits than primes: a few more levels may be valid
+            if p._core.log_qp > bound:
+                break
+            best = levels
+        return best
 
     def recipe(self) -> dict:
         """The constructor call that makes this set, as plain JSON-able data (CkksParams.from_recipe() rebuilds

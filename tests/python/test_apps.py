@@ -252,7 +252,7 @@ def _helr_minus_bootstrap(g, log_n):
     """Op counts of the HELR graph less those of one bootstrapping captured alone at the same parameters (one
     ModRaise each: the difference has none)."""
     from ember.apps.logreg import training_params
-    from ember.sched.programs import capture_program
+    from ember.graph import capture_program
     params = training_params(log_n, 9, insecure=log_n < 16)
     boot = capture_program(lambda ctx, keys: ctx.encrypt(np.zeros(ctx.slots), keys.public, level=0).bootstrap(),
                            params, bootstrapping=True).op_counts()
@@ -310,7 +310,7 @@ def test_resnet20_full_graph():
 
 
 def test_demo_bootstrap_options_parse():
-    from ember.apps.demo import _boot_options
+    from ember.cli.demo import boot_options as _boot_options
     assert _boot_options(None) is None
     assert _boot_options(["arcsin=false", "cheb_degree=63", "input_bound=1.5"]) == dict(
         arcsin=False, cheb_degree=63, input_bound=1.5)

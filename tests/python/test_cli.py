@@ -38,3 +38,56 @@ def test_bench_refuses_insecure():
     cmd = [sys.executable, "-m", "ember", "bench", "mul", "--log-n", "12", "--levels", "10"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 2 and "128-bit" in r.stderr
+
+
+@pytest.mark.parametrize("log_n", [13, 14, 15, 16])
+@pytest.mark.parametrize("log_scale", [40, 50])
+def test_max_secure_levels_is_the_bound(log_n, log_scale):
+    """CkksParams.max_secure_levels (what the N-dependent defaults follow) against the constructor's own
+    128-bit check: L levels are accepted without insecure, L + 1 are refused naming the bound (none at all: 0)."""
+    import ember
+    most = ember.CkksParams.max_secure_levels(log_n, log_scale)
+    if most:
+        ember.CkksParams(log_n=log_n, levels=most, log_scale=log_scale)
+    for levels in ([most + 1] if most else [2, 3, 4, 5]):     # (levels=1 has fewer primes than digits)
+        with pytest.raises(ValueError, match="128-bit"):
+            ember.CkksParams(log_n=log_n, levels=levels, log_scale=log_scale)
+    assert (most > 0) == (log_n >= 14)
+
+
+def test_bench_levels_follow_the_ring():
+    """Issue 26, defect 5: `ember bench mul --log-n 14` failed (its default 24 levels exceed the 128-bit bound at
+    N = 2^14); the default now follows N: the most levels within the bound (4 at a 50-bit scale)."""
+    import ember
+    cmd = [sys.executable, "-m", "ember", "bench", "mul", "--log-n", "14", "--runs", "1", "--threads", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rec["levels"] == ember.CkksParams.max_secure_levels(14, 50) == 4
+    assert rec["log_qp"] <= ember.max_log_qp_128(14) and rec["precision_bits"] > 20
+
+
+def test_bench_dist_at_log_n_14(capsys):
+    """Issue 26, defect 5: `ember bench dist --log-n 14` failed the same way; now batch and lr run at the most
+    levels the bound allows there (5 at the 40-bit scale used below N = 2^16), and every output is within the
+    workload's precision of numpy."""
+    import ember
+    from ember.cli import main
+    for workload in ("batch", "lr"):
+        assert main(["bench", "dist", "--log-n", "14", "--workload", workload, "--workers", "1", "--tasks", "2",
+                     "--runs", "1"]) == 0
+        rec = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert rec["complete"] and rec["params"]["levels"] == 5 == ember.CkksParams.max_secure_levels(14, 40)
+        assert rec["params"]["log_qp"] <= ember.max_log_qp_128(14)
+
+
+def test_profile_defaults_are_secure(tmp_path):
+    """`ember profile` with its defaults was refused (N = 2^13 with 9 levels is above the bound); its ring is now
+    2^14 and its levels the most the bound allows there."""
+    out = tmp_path / "cpu.json"
+    cmd = [sys.executable, "-m", "ember", "profile", "--threads", "1", "--runs", "1", "--every", "5", "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    table = json.loads(out.read_text())
+    dev = table["devices"]["cpu-1t"]
+    assert dev["params"]["log_n"] == 14 and dev["params"]["levels"] == 5

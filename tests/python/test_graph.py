@@ -1,6 +1,7 @@
 """Graph capture (ember.graph): live capture of evaluator operations, the JSON format and its validation,
 op counts and critical path."""
 import json
+import time
 
 import numpy as np
 import pytest
@@ -79,12 +80,24 @@ def test_no_work_no_node(small):
     assert g.nodes[0].inputs == [0, 0]
 
 
-def test_capture_does_not_nest_and_stops_on_error(small):
+def test_captures_nest_in_a_thread_and_stop_on_error(small):
+    """Nested captures (one context): the inner one sees its own operations, the outer one all of them, in order;
+    a failed operation records nothing and the recorder is off after the block."""
     ctx, keys, x, y = small
-    with ember.graph():
-        with pytest.raises(RuntimeError, match="already running"):
-            with ember.graph():
-                pass
+    with ember.graph() as outer:
+        a = x * y
+        with ember.graph() as inner:
+            b = a.rotate(1)
+            with ember.graph() as innermost:
+                c = b + x
+        d = c.conjugate()
+    assert [n.op for n in outer.nodes] == ["mul", "rotate", "add", "conjugate"]
+    assert [n.op for n in inner.nodes] == ["rotate", "add"]
+    assert [n.op for n in innermost.nodes] == ["add"]
+    assert outer.nodes[1].inputs == outer.nodes[0].outputs          # the data flow crosses the inner blocks
+    outer.output(d)
+    inner.output(c)
+    assert not ember._ember.oprec_recording()
     with pytest.raises(ValueError):
         with ember.graph() as g:
             x * x
@@ -94,6 +107,76 @@ def test_capture_does_not_nest_and_stops_on_error(small):
     with ember.graph() as h:
         x + y
     assert len(h) == 1
+
+
+def test_two_threads_capture_at_once(small):
+    """Issue 26, defect 2: captures are per context (a ContextVar), not process-wide. Two threads capture at once
+    (the second opens its capture while the first's is open and computing): each graph holds exactly its own
+    thread's operations. Before, the second capture failed with "captures do not nest" (and a capture saw the
+    other thread's operations)."""
+    import threading
+    ctx, keys, x, y = small
+    first_open, results, errors = threading.Event(), {}, []
+
+    def products():
+        try:
+            with ember.graph() as g:
+                first_open.set()
+                z = x
+                for _ in range(3):
+                    z = z * y
+                    time.sleep(0.1)         # the other thread tries to capture meanwhile
+            results["products"] = g
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    def rotations():
+        try:
+            first_open.wait(10)
+            with ember.graph() as g:
+                z = x.rotate(1).rotate(2)
+                z.conjugate()
+            results["rotations"] = g
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=products), threading.Thread(target=rotations)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert results["products"].op_counts() == {"mul": 3}
+    assert results["rotations"].op_counts() == {"rotate": 2, "conjugate": 1}
+    assert not ember._ember.oprec_recording()
+
+
+def test_capture_waits_for_another_thread_with_a_limit(small):
+    """A capture of another thread holds the process's recorder: a capture here waits for it, at most `wait`
+    seconds, then says why."""
+    import threading
+    ctx, keys, x, y = small
+    opened, release = threading.Event(), threading.Event()
+
+    def hold():
+        with ember.graph():
+            opened.set()
+            release.wait(30)
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert opened.wait(30)
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError, match="waited 0.2 s for the graph capture of another thread"):
+            with ember.graph(wait=0.2):
+                pass
+        assert 0.15 < time.monotonic() - t0 < 10
+    finally:
+        release.set()
+        t.join(30)
+    with ember.graph(wait=5) as g:             # free again
+        x + y
+    assert g.op_counts() == {"add": 1}
 
 
 def test_marking_unseen_values(small):

@@ -151,3 +151,17 @@ def test_device_that_cannot_run_a_task_is_never_used_for_it():
         s = algo(cost, edges, [[0, 100], [100, 0]])
         s.validate()
         assert s.device["a"] == 0 and s.device["b"] == 1
+
+
+def test_one_calling_convention_for_every_algorithm():
+    """Issue 26 (one convention): the problem first, each algorithm's own options as keywords only -- the same
+    call works for naive, HEFT, PEFT and best, on plain data or a Problem, and returns a Schedule; an option
+    given by position is refused (before, naive(cost, edges, bw, lat, devs, 3) silently meant seed=3)."""
+    pr = sched.Problem(HEFT_W, HEFT_E, ONES)
+    for name, algo in sched.ALGORITHMS.items():
+        for s in (algo(HEFT_W, HEFT_E, ONES), algo(pr)):
+            assert isinstance(s, sched.Schedule) and s.makespan >= 0
+            s.validate()
+        with pytest.raises(TypeError):
+            algo(HEFT_W, HEFT_E, ONES, None, None, 0)
+    assert sched.heft(HEFT_W, HEFT_E, ONES).makespan == 80                # the published example still holds

@@ -6,7 +6,8 @@ import math
 import pytest
 
 from ember.graph import split_hoisted
-from ember.sched import ALGORITHMS, programs
+from ember.graph import programs
+from ember.sched import ALGORITHMS
 from ember.sched.bounds import lower_bound
 from ember.sched.limbs import limb_split, share, stage_fractions
 from ember.sched.plan import default_costs, problem_of
@@ -104,7 +105,7 @@ def test_polynomials_are_tracked_apart():
     """A key switch's ModUp reads only c1 of its input (c0 is added in c0's ModDown) and element-wise operations
     are one task per polynomial: in a rotate-and-add chain, the next rotation's ModUp waits for the add's c1 task
     alone, and the add's c1 for the rotation's c1 ModDown (post1)."""
-    g = programs.helr_graph(log_n=12, levels=5, features=16, insecure=True)
+    g = programs.lr_toy_graph(log_n=12, levels=5, features=16, insecure=True)
     plat, costs = _setup(g)
     pr = limb_split(g, plat, costs, 2)
     nodes = {nd.id: nd for nd in g.nodes}

@@ -253,3 +253,56 @@ def test_cli_profile_guided_prediction_equals_the_run(tmp_path):
     res = json.loads(r.stdout)
     assert res["cost_sources"] == {"cpu-1t": "profile-guided"} and res["note"] == "measured costs"
     assert res["schedules"]["heft"]["makespan_s"] == pytest.approx(sum(n.seconds for n in g.nodes), rel=1e-9)
+
+
+def _fresh_env(tmp_path, **extra) -> dict:
+    """A fresh install's environment: no calibration anywhere (home and cache dirs empty, no
+    EMBER_SIM_CPU_PROFILE), the package importable but not run from a checkout."""
+    import os
+    import ember as _e
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_SIM_CPU_PROFILE"}
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PYTHONPATH=str(__import__("pathlib").Path(_e.__file__).resolve().parents[1]), **extra)
+    return env
+
+
+def test_schedule_on_a_fresh_install_uses_the_embedded_profile(tmp_path):
+    """Issue 26, defect 6: `ember schedule boot --platform paper:2,2` with no calibration file (and run outside the
+    checkout, whose bench/ it used to read) works from the embedded reference machine's profile and says so."""
+    r = subprocess.run([sys.executable, "-m", "ember", "schedule", "boot", "--platform", "paper:2,2"],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path, env=_fresh_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "cpu: profile: embedded reference (the 2-core development VM: Intel Xeon with AVX-512 IFMA" in r.stderr
+    res = json.loads(r.stdout)
+    assert res["cost_sources"]["cpu"] == "modelled" and "embedded reference" in res["cost_notes"]["cpu"]
+    assert res["schedules"]["heft"]["makespan_s"] > 0
+
+
+def test_embedded_profile_is_the_reference_calibration(tmp_path, monkeypatch):
+    """The embedded profile holds the figures of the committed calibration of the reference machine
+    (bench/sim/cpu_calibration.json), labelled with the machine; a calibration of this machine (written where
+    `ember sim calibrate` writes it) takes its place, labelled as calibrated."""
+    import pathlib
+    from ember.sim import devices
+    committed = pathlib.Path(__file__).resolve().parents[2] / "bench" / "sim" / "cpu_calibration.json"
+    if not committed.exists():
+        pytest.skip("not run from a checkout")
+    ref = devices.reference_cpu_profile()
+    mine = devices.Profile.from_json(committed.read_text())
+    assert (ref.kernel_rates, ref.mul_per_s, ref.bandwidth, ref.threads) == \
+        (mine.kernel_rates, mine.mul_per_s, mine.bandwidth, mine.threads)
+    assert ref.source.startswith("embedded reference (the 2-core development VM")
+    g = SymbolicContext(ember.CkksParams(**PARAMS)).params
+    monkeypatch.setenv("EMBER_SIM_CPU_PROFILE", str(tmp_path / "none.json"))
+    emb = C.CostTable.modelled(g, ["cpu"], levels=[2])
+    assert "profile: embedded reference" in emb.note("cpu")
+    fast = json.loads(committed.read_text())                    # a machine twice as fast on every figure
+    fast["kernel_rates"] = {k: 2 * v for k, v in fast["kernel_rates"].items()}
+    for k in ("mul_per_s", "add_per_s", "bandwidth"):
+        fast[k] *= 2
+    (tmp_path / "mine.json").write_text(json.dumps(fast))
+    monkeypatch.setenv("EMBER_SIM_CPU_PROFILE", str(tmp_path / "mine.json"))
+    cal = C.CostTable.modelled(g, ["cpu"], levels=[2])
+    assert cal.note("cpu").endswith(f"profile: calibrated ({tmp_path / 'mine.json'})")
+    for op in ("mul", "rotate", "add"):
+        assert cal.seconds("cpu", op, 2) == pytest.approx(emb.seconds("cpu", op, 2) / 2, rel=1e-9)

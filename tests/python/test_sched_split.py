@@ -6,7 +6,7 @@ import math
 import pytest
 
 from ember.graph import Graph, split_hoisted
-from ember.sched import programs
+from ember.graph import programs
 from ember.sched.costs import node_count
 from ember.sched.plan import default_costs, problem_of, schedule_graph
 from ember.sched.platform import paper

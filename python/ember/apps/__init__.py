@@ -2,10 +2,14 @@
 
 * :mod:`ember.apps.logreg`: encrypted logistic-regression training (HELR), scikit-learn style.
 * :mod:`ember.apps.cnn`: encrypted CNN inference in the LoLa style on the 8 x 8 digits.
-* :mod:`ember.apps.graphs`: ResNet-20 and the LoLa networks as symbolic graphs (``graph_of(name)``).
+* :mod:`ember.apps.graphs`: the applications' graphs (``graph_of(name)``: ember.graph.graph_of, the one registry of
+  named programs, where the servers' programs live -- ember.graph.programs).
 * :mod:`ember.apps.resnet`: ResNet-20's convolution, ReLU and residual block; one block encrypted against float64.
 * :mod:`ember.apps.datasets`: the bundled data sets and a generator.
 """
 from .logreg import (BOOTSTRAP_OPTIONS, EncryptedLogisticRegression, Float64LogisticRegression,  # noqa: F401
                      Packing, nesterov_schedule, sigmoid_poly, sigmoid_poly_error)
 from .graphs import graph_of  # noqa: F401,E402
+
+__all__ = ["EncryptedLogisticRegression", "Float64LogisticRegression", "Packing", "BOOTSTRAP_OPTIONS",
+           "nesterov_schedule", "sigmoid_poly", "sigmoid_poly_error", "graph_of"]

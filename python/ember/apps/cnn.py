@@ -23,25 +23,23 @@ Slot layout (:class:`Layout`, S = N/2 slots, B images per ciphertext, blocks of 
 
 Depth 5 (conv, square, dense, square, dense). :func:`encrypted_forward` is a plain function of (model,
 ciphertext) that uses only public operations (rotate_many, rotate, *, +, multiply(rescale=False), rescale), so
-the same program runs under a graph capture.
+the same program runs under a graph capture. The server's side -- :class:`Layout`, :class:`EncryptedModel`,
+:func:`encrypted_forward` and the network's constants -- lives in :mod:`ember.graph.programs.lola` (the program
+``graph_of("lola-mnist")`` captures) and is re-exported here; this module trains, keeps the float64 reference
+and runs the demo.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ..context import Ciphertext, Context
+from ..context import Context
+from ..graph.programs.lola import (BLOCK, CLASSES, HIDDEN, K_MAPS, KSIZE, LEAD, MAP_PITCH, OFFSETS, OUT,  # noqa: F401
+                                   PARAMS, EncryptedModel, Layout, encrypted_forward)
 from ..params import CkksParams
-
-K_MAPS, KSIZE, OUT, HIDDEN, CLASSES = 7, 3, 6, 32, 10
-BLOCK, MAP_PITCH, LEAD = 512, 64, 10
-OFFSETS = [8 * dy + dx for dy in range(KSIZE) for dx in range(KSIZE)]
-
-#: 128-bit parameters (log QP = 350 <= 438 at N = 2^14): five 36-bit levels on a 50-bit q0.
-PARAMS = dict(log_n=14, levels=5, log_scale=36, first_mod_bits=50, dnum=3)
+from .progress import Progress
 
 
 # ---- float training and the float64 reference --------------------------------------------------------------------
@@ -106,161 +104,6 @@ def train(X, y, epochs: int = 60, hidden: int = HIDDEN, maps: int = K_MAPS, lr: 
     return m
 
 
-# ---- the layout --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Layout:
-    slots: int
-    batch: int = 1   # images per ciphertext
-    hidden: int = HIDDEN
-    maps: int = K_MAPS
-
-    def __post_init__(self):
-        if self.maps * MAP_PITCH + LEAD > BLOCK:
-            raise ValueError(f"Layout: {self.maps} maps do not fit a {BLOCK}-slot block")
-        if self.slots % (self.batch * BLOCK) or self.batch < 1:
-            raise ValueError(f"Layout: {self.batch} images of {BLOCK}-slot blocks do not divide {self.slots} slots")
-        if self.hidden % self.replicas:
-            raise ValueError(f"Layout: {self.hidden} hidden units are not a multiple of {self.replicas} replicas")
-
-    @property
-    def region(self) -> int:      # slots per image
-        return self.slots // self.batch
-
-    @property
-    def replicas(self) -> int:    # blocks per image
-        return self.region // BLOCK
-
-    @property
-    def passes(self) -> int:      # dense-1 passes (rows per pass = replicas)
-        return self.hidden // self.replicas
-
-    def conv_positions(self):
-        """Block position of (map k, output y, x)."""
-        k, yy, xx = np.meshgrid(np.arange(self.maps), np.arange(OUT), np.arange(OUT), indexing="ij")
-        return LEAD + MAP_PITCH * k + 8 * yy + xx
-
-    def encode_images(self, X) -> np.ndarray:
-        """The client's slot vector for up to `batch` images (n, 64), pixels already scaled."""
-        X = np.asarray(X, dtype=np.float64)
-        if len(X) > self.batch:
-            raise ValueError(f"Layout: {len(X)} images for a batch of {self.batch}")
-        v = np.zeros((self.batch, self.replicas, BLOCK))
-        for k in range(self.maps):
-            v[: len(X), :, LEAD + MAP_PITCH * k: LEAD + MAP_PITCH * (k + 1)] = X[:, None, :]
-        return v.reshape(-1)
-
-    def decode_logits(self, slots, n: Optional[int] = None) -> np.ndarray:
-        out = np.asarray(slots).real.reshape(self.batch, self.region)[:, :CLASSES]
-        return out if n is None else out[:n]
-
-    def rotations(self, baby: int = 1) -> list[int]:
-        steps = set(OFFSETS) - {0}
-        steps |= set(range(1, baby))
-        s = baby
-        while s < BLOCK:
-            steps.add(s)
-            s *= 2
-        r = 1
-        while r < self.replicas:
-            steps.add(BLOCK * r)
-            r *= 2
-        return sorted(steps)
-
-
-# ---- the server's model: plaintext weights laid out for the slots ------------------------------------------------
-class EncryptedModel:
-    """The trained weights as slot vectors for one layout (the server holds the model in the clear)."""
-
-    def __init__(self, ctx: Context, model: dict, layout: Layout, baby: int = 1):
-        self.ctx, self.layout, self.baby = ctx, layout, baby
-        L, S, R = layout, layout.slots, layout.replicas
-        pos = L.conv_positions()                                       # (K, 6, 6)
-
-        def tile(block):                                               # one block pattern per replica -> all slots
-            return np.tile(block.reshape(R, BLOCK), (L.batch, 1)).reshape(S)
-
-        self.wconv = []
-        for j in range(9):
-            blk = np.zeros(BLOCK)
-            for k in range(L.maps):
-                blk[pos[k].ravel()] = model["wc"][k, j]
-            self.wconv.append(np.tile(blk, S // BLOCK))
-        blk = np.zeros(BLOCK)
-        for k in range(L.maps):
-            blk[pos[k].ravel()] = model["bc"][k]
-        self.bconv = np.tile(blk, S // BLOCK)
-        flat_pos = pos.reshape(L.maps, -1).ravel()                      # map-major, as plain_forward flattens
-        self.u, self.b1, self.q = [], [], []
-        for q in range(L.passes):
-            rows = np.arange(q * R, (q + 1) * R)
-            u = np.zeros((R, BLOCK))
-            u[:, flat_pos] = model["w1"][rows]
-            self.u.append(tile(u))
-            b = np.zeros((R, BLOCK))
-            b[:, :CLASSES] = model["b1"][rows][:, None]
-            self.b1.append(tile(b))
-            qq = np.zeros((R, BLOCK))
-            qq[:, :CLASSES] = model["w2"][:, rows].T
-            self.q.append(tile(qq))
-        b2 = np.zeros((L.batch, L.region))
-        b2[:, :CLASSES] = model["b2"]
-        self.b2 = b2.reshape(S)
-        self._plain = {}
-
-    def plaintext(self, key, vec, level: int):
-        """vec encoded at `level` on the scale q_level (a product with it, rescaled, keeps the ciphertext's scale)."""
-        k = (key, level)
-        if k not in self._plain:
-            q = float(self.ctx.params.q_primes[level])
-            self._plain[k] = self.ctx.encode(vec, level=level, scale=q)
-        return self._plain[k]
-
-
-def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
-    for s in steps:
-        ct = ct + ct.rotate(s)
-    return ct
-
-
-def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
-    """Logits of the images packed in x (slot b S/B + c); public operations only."""
-    L = m.layout
-    # convolution: the 9 shifted inputs by one hoisted rotate_many, plaintext weights
-    shifted = [x] + x.rotate_many(OFFSETS[1:])
-    lvl = x.level
-    conv = None
-    for j, xj in enumerate(shifted):
-        t = m.ctx.multiply(xj, m.plaintext(("wc", j), m.wconv[j], lvl), rescale=False)
-        conv = t if conv is None else conv + t
-    conv = conv.rescale() + m.bconv  # products summed raw, one rescale
-    a1 = conv * conv
-    # dense 1 in passes, baby-step giant-step: baby hoisted rotations of a1 shared by all passes
-    baby = m.baby
-    babies = [a1] + (a1.rotate_many(range(1, baby)) if baby > 1 else [])
-    giant = []
-    s = baby
-    while s < BLOCK:
-        giant.append(s)
-        s *= 2
-    lvl = a1.level
-    out = None
-    for q in range(L.passes):
-        t = None
-        for b, ab in enumerate(babies):
-            p = m.ctx.multiply(ab, m.plaintext(("u", q, b), np.roll(m.u[q], -b), lvl), rescale=False)
-            t = p if t is None else t + p
-        h = _rotsum(t.rescale(), giant) + m.b1[q]
-        h2 = h * h
-        p = m.ctx.multiply(h2, m.plaintext(("q", q), m.q[q], h2.level), rescale=False)
-        out = p if out is None else out + p
-    out = out.rescale()
-    r, steps = 1, []
-    while r < L.replicas:
-        steps.append(BLOCK * r)
-        r *= 2
-    return _rotsum(out, steps) + m.b2
-
-
 # ---- the demo ----------------------------------------------------------------------------------------------------
 def make_context(threads: int = 2, **overrides) -> Context:
     return Context(CkksParams(**{**PARAMS, **overrides}), threads=threads)
@@ -269,14 +112,13 @@ def make_context(threads: int = 2, **overrides) -> Context:
 def run_demo(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed: int = 0, png: Optional[str] = None,
              progress: bool = False, epochs: Optional[int] = None, params: Optional[dict] = None) -> dict:
     from . import datasets
-    from .demo import _Progress
 
     X, y = datasets.digits()
     Xtr, Xte, ytr, yte = datasets.train_test_split(scale_input(X), y, test_fraction=0.25, seed=seed)
     if images is not None:
         Xte, yte = Xte[:images], yte[:images]
     ep = 60 if epochs is None else epochs
-    with _Progress(progress, "ember demo cnn") as bar:
+    with Progress(progress, "ember demo cnn") as bar:
         bar.stage("training (float64)", ep)
         t = time.perf_counter()
         model = train(Xtr, ytr, epochs=ep, seed=seed, progress=lambda e: bar.advance())

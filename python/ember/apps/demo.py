@@ -1,13 +1,14 @@
-"""`ember demo lr` and `ember demo cnn`: the applications end to end, with progress bars on a terminal,
-PNG plots on request (--png DIR) and one JSON object as the last line (--json, or always on a pipe)."""
+"""The applications end to end, as `ember demo lr | cnn | resnet` runs them (ember.cli.demo is the command line):
+each run_* function trains or runs the application, compares it with its references and returns one record (a
+dict); progress bars on a terminal when asked, PNG plots on request. Nothing here reads from a source checkout."""
 from __future__ import annotations
 
-import json
-import sys
 import time
 from typing import Optional
 
 import numpy as np
+
+from .progress import Progress
 
 # Per-dataset defaults for the HELR demo, chosen on the float64 reference (the encrypted run follows it):
 # the inner products z.w stay inside the sigmoid's interval over the run, where the cubic is a fair sigmoid.
@@ -32,39 +33,6 @@ RESNET20_PUBLISHED = [
                 "ASPLOS 2026 (the figure issue 13 quotes)"),
 ]
 
-_REPO_CPU_TABLES = [__import__("pathlib").Path(__file__).resolve().parents[3] / "bench" / "sched" / "cpu_n16_2t.json",
-                    __import__("pathlib").Path("bench") / "sched" / "cpu_n16_2t.json"]
-
-
-class _Progress:
-    """A rich progress bar on a terminal (stderr), nothing otherwise."""
-
-    def __init__(self, enabled: bool, title: str):
-        self.enabled, self.title, self._p, self._task = enabled, title, None, None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            self._p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                               TextColumn("{task.fields[info]}"), TimeElapsedColumn(), transient=False)
-            self._p.__enter__()
-        return self
-
-    def stage(self, msg: str, total: Optional[int] = None):
-        if self._p is None:
-            return
-        if self._task is not None:
-            self._p.update(self._task, completed=self._p.tasks[self._task].total or 1)
-        self._task = self._p.add_task(f"{self.title}: {msg}", total=total, info="")
-
-    def advance(self, info: str = ""):
-        if self._p is not None and self._task is not None:
-            self._p.update(self._task, advance=1, info=info)
-
-    def __exit__(self, *exc):
-        if self._p is not None:
-            self._p.__exit__(*exc)
-        return False
 
 
 def _load(dataset: str, samples: int, features: int, seed: int):
@@ -105,7 +73,7 @@ def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, lea
     extra = {k: v for k, v in dict(levels=levels, bootstrap_options=bootstrap_options).items() if v is not None}
     enc = EncryptedLogisticRegression(**hp, batch_size=batch_size, log_n=log_n, threads=threads, insecure=insecure,
                                       random_state=seed, **extra)
-    with _Progress(progress, f"ember demo lr ({dataset})") as bar:
+    with Progress(progress, f"ember demo lr ({dataset})") as bar:
         def on_iter(t, log):
             bar.advance(f"level {log.levels[-1][0]}, {log.bootstraps} bootstraps, {log.seconds:.1f} s")
 
@@ -197,7 +165,7 @@ def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed
     max error, seconds per stage (keygen, conv, bootstrap, relu), peak RSS."""
     from . import resnet
     stages = ["keygen", "encrypt", "conv", "bootstrap", "relu", "conv", "bootstrap", "relu", "decrypt"]
-    with _Progress(progress, "ember demo resnet --block") as bar:
+    with Progress(progress, "ember demo resnet --block") as bar:
         bar.stage(f"N=2^{log_n}", len(stages))
         started = []
 
@@ -213,8 +181,8 @@ def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed
 
 
 def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", progress: bool = False,
-               png: Optional[str] = None, costs_files=None) -> dict:
-    """ResNet-20 captured symbolically (ember.apps.graphs): op counts, bootstraps, the scheduler's makespans
+               png: Optional[str] = None, costs_files=None, insecure: bool = False) -> dict:
+    """ResNet-20 captured symbolically (ember.graph.programs.resnet): op counts, bootstraps, the scheduler's makespans
     (naive, HEFT, PEFT) on `platform`, the critical path on each device alone. Device times are MODELLED by the
     simulator unless a cost table was measured for them (this CPU's kernels are calibrated rates)."""
     if not symbolic:
@@ -225,18 +193,15 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
     from ember.sched.plan import default_costs, schedule_graph
     from ember.sched.platform import load_platform
 
-    from . import graphs
-    with _Progress(progress, "ember demo resnet") as bar:
+    from ..graph.programs.resnet import resnet20, resnet20_expected
+    with Progress(progress, "ember demo resnet") as bar:
         bar.stage(f"symbolic capture at N=2^{log_n}")
         t = time.perf_counter()
-        g = graphs.resnet20(log_n=log_n, insecure=log_n < 16)
+        g = resnet20(log_n=log_n, insecure=insecure)
         capture_s = time.perf_counter() - t
         plat = load_platform(platform)
         table = CostTable()
-        files = list(costs_files or [])
-        if not files:   # this CPU measured at N = 2^16 (bench/sched), from a checkout (its root or the package's)
-            files = [str(f) for f in _REPO_CPU_TABLES if f.is_file()][:1]
-        for f in files:
+        for f in costs_files or []:     # measured tables (ember profile -o); the rest is modelled
             table.merge(CostTable.load(f))
         costs = default_costs(g, plat, table)
         bar.stage("scheduling", 3)
@@ -247,7 +212,7 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
             scheds[algo] = s.makespan
             bar.advance(algo)
     c = g.op_counts()
-    e = graphs.resnet20_expected()
+    e = resnet20_expected()
     single = {m: float(sum(costs.node_seconds(n, m) for n in g.nodes))   # the whole graph on one device
               for m in sorted({d.model for d in plat.devices})}
     modelled = sorted({d.model for d in plat.devices if costs.source(d.model) == "modelled"})
@@ -265,7 +230,8 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
                comparison=comparison,
                note="device times are MODELLED by ember.sim unless measured (modelled_devices); in `comparison`, "
                     "the rows marked published are the papers' own measurements on their machines",
-               capture_seconds=capture_s, params=g.meta.get("params"))
+               capture_seconds=capture_s, params=g.meta.get("params"),
+               cost_notes={m: costs.note(m) for m in sorted({d.model for d in plat.devices})})
     if png:
         import pathlib
         pathlib.Path(png).mkdir(parents=True, exist_ok=True)
@@ -277,112 +243,3 @@ def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", 
     return rec
 
 
-def _emit(rec: dict, as_json: bool):
-    if as_json or not sys.stdout.isatty():
-        print(json.dumps(rec), flush=True)
-        return
-    from rich.console import Console
-    from rich.table import Table
-    t = Table(title=f"ember demo {rec['app']}")
-    t.add_column("field")
-    t.add_column("value", justify="right")
-    for k, v in rec.items():
-        if isinstance(v, dict):
-            v = json.dumps(v)
-        t.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    Console().print(t)
-
-
-def _boot_options(items) -> Optional[dict]:
-    """KEY=VALUE strings -> a dict of bootstrapping options (true/false, integers, floats)."""
-    if not items:
-        return None
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--bootstrap-option: expected KEY=VALUE, got {item!r}")
-        low = value.strip().lower()
-        if low in ("true", "false"):
-            out[key] = low == "true"
-        else:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                try:
-                    out[key] = float(value)
-                except ValueError:
-                    raise ValueError(f"--bootstrap-option {key}: {value!r} is not a boolean or a number") from None
-    return out
-
-
-def _main(args) -> int:
-    progress = sys.stderr.isatty() and not args.no_progress
-    t = time.perf_counter()
-    try:
-        if args.app == "lr":
-            rec = run_lr(dataset=args.dataset, iterations=args.iterations, learning_rate=args.learning_rate,
-                         decay=args.decay, sigmoid_interval=args.sigmoid_interval, batch_size=args.batch_size,
-                         log_n=args.log_n, threads=args.threads, samples=args.samples, features=args.features,
-                         seed=args.seed, insecure=args.insecure, png=args.png, progress=progress,
-                         levels=args.levels, bootstrap_options=_boot_options(args.bootstrap_option))
-        elif args.app == "resnet" and args.block:
-            rec = run_resnet_block(log_n=args.log_n, channels=args.channels, threads=args.threads, seed=args.seed,
-                                   insecure=args.insecure, progress=progress,
-                                   bootstrap_options=_boot_options(args.bootstrap_option))
-        elif args.app == "resnet":
-            rec = run_resnet(log_n=args.log_n, symbolic=args.symbolic, platform=args.platform, progress=progress,
-                             png=args.png, costs_files=args.costs)
-        else:
-            rec = run_cnn(images=args.images, batch=args.batch, threads=args.threads, seed=args.seed, png=args.png,
-                          progress=progress, epochs=args.epochs)
-    except ValueError as e:
-        print(f"ember demo {args.app}: {e}", file=sys.stderr)
-        return 2
-    rec["total_seconds"] = time.perf_counter() - t
-    _emit(rec, args.json)
-    return 0
-
-
-def add_parser(sub) -> None:
-    d = sub.add_parser("demo", help="applications end to end: encrypted logistic-regression training (lr), "
-                                    "encrypted CNN inference (cnn), ResNet-20 as a graph (resnet --symbolic) "
-                                    "and one of its residual blocks encrypted (resnet --block)")
-    d.add_argument("app", choices=["lr", "cnn", "resnet"])
-    d.add_argument("--threads", type=int, default=2)
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--plot", "--png", dest="png", metavar="DIR", default=None, nargs="?", const=".",
-                   help="write PNG plots (loss and accuracy per iteration; the confusion matrix) into DIR (default .)")
-    d.add_argument("--json", action="store_true", help="print the record as one JSON line (always on a pipe)")
-    d.add_argument("--no-progress", action="store_true", help="no progress bars")
-    g = d.add_argument_group("lr")
-    g.add_argument("--dataset", choices=sorted(LR_PRESETS), default="breast-cancer",
-                   help="synthetic: a generated problem of --samples x --features (HELR's benchmark: 1024 x 255 + bias)")
-    g.add_argument("--iterations", type=int, default=None)
-    g.add_argument("--learning-rate", type=float, default=None)
-    g.add_argument("--decay", type=float, default=None)
-    g.add_argument("--sigmoid-interval", type=float, default=None)
-    g.add_argument("--batch-size", type=int, default=None)
-    g.add_argument("--log-n", type=int, default=16, help="ring dimension (16: 128-bit bootstrapping)")
-    g.add_argument("--insecure", action="store_true", help="allow rings below 128-bit security (log-n < 16)")
-    g.add_argument("--levels", type=int, default=None,
-                   help="computation levels above bootstrapping (default 9: two iterations per bootstrapping)")
-    g.add_argument("--bootstrap-option", action="append", metavar="KEY=VALUE",
-                   help="a CkksParams.bootstrappable option for training's (and resnet --block's) bootstrapping, "
-                        "e.g. arcsin=false")
-    g.add_argument("--samples", type=int, default=1024, help="synthetic: samples")
-    g.add_argument("--features", type=int, default=255, help="synthetic: features (a bias column is added)")
-    c = d.add_argument_group("cnn")
-    c.add_argument("--images", type=int, default=None, help="test images to classify encrypted (default: all)")
-    c.add_argument("--batch", type=int, default=1, help="images packed per ciphertext (1, 2, 4, 8, 16)")
-    c.add_argument("--epochs", type=int, default=None, help="float training epochs")
-    r = d.add_argument_group("resnet")
-    r.add_argument("--symbolic", action="store_true", help="capture ResNet-20 symbolically (no keys, no arithmetic)")
-    r.add_argument("--block", action="store_true",
-                   help="run one basic residual block encrypted for real (N = 2^16 by --log-n; ~13 GB) against "
-                        "float64: precision, max error, seconds per stage, peak RSS")
-    r.add_argument("--channels", type=int, default=16, help="--block: channels (16: ResNet-20's stage 0)")
-    r.add_argument("--platform", default="paper", help="scheduler platform (ember schedule --platform)")
-    r.add_argument("--costs", action="append", help="cost table JSON (ember profile -o); default: bench/sched's "
-                                                    "N = 2^16 CPU table in a checkout")
-    d.set_defaults(fn=_main)

@@ -51,174 +51,30 @@ c = (v_{t+1} + i w_{t+1}) / B (one level more, the constants folded again) and b
 refreshes both vectors; then v = (B/2)(c + conj c) (an integer product, no level) and w = (-i B/2)(c - conj c).
 B (``weight_bound``) keeps the bootstrapped values in [-1, 1]. The bootstrapping options live in
 :data:`BOOTSTRAP_OPTIONS` (one place to switch when the library's default changes).
+
+Where the code lives. The server's program -- :class:`Packing`, the sigmoid fit, the schedule,
+:func:`encrypted_gradient`, :func:`encrypted_iteration`, :func:`train_encrypted`, :func:`training_params` -- is
+:mod:`ember.graph.programs.logreg` (the program ``graph_of("helr")`` captures, below the scheduler and this
+package), re-exported here; this module holds the data owner, the float64 reference and the estimators.
 """
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
 
 from ..context import Ciphertext, Context
-from ..params import CkksParams
-
-#: Options passed to CkksParams.bootstrappable for training: no arcsine interpolant in EvalMod. Training needs
-#: far fewer bits than the library default's >= 25 (the weights carry the sigmoid's 0.1 error and the CKKS
-#: noise of each iteration); without the arcsine EvalMod is shallower, so levels=9 fits the 128-bit bound with
-#: dnum = 3 instead of 6 (smaller keys). Measured at N = 2^16 (2 threads, quiet lock): 18.6 bits for slots in
-#: [-1, 1]^2 and 4.5 s per bootstrapping (median of 3), against ~6.8-7.5 s for the default in the same runs;
-#: the trained weights stay within 1e-5 of float64's either way. The bootstrapped (v + i w) / B stays in
-#: [-1, 1] by the choice of B = weight_bound.
-BOOTSTRAP_OPTIONS: dict = {"arcsin": False}
-
-#: Levels one iteration consumes on v (and one more for the iteration that packs v, w for bootstrapping).
-LEVELS_PER_ITERATION = 4
-
-
-# ---- the sigmoid -------------------------------------------------------------------------------------------------
-def sigmoid_poly(degree: int = 3, interval: float = 8.0, points: int = 4001) -> np.ndarray:
-    """Monomial coefficients c[0..degree] of the least-squares odd fit of sigmoid on [-interval, interval]
-    (c[0] = 1/2, even coefficients beyond 0 are zero)."""
-    if degree < 1 or degree % 2 == 0:
-        raise ValueError(f"sigmoid_poly: degree must be odd, got {degree}")
-    x = np.linspace(-interval, interval, points)
-    A = np.stack([x ** k for k in range(1, degree + 1, 2)], axis=1)
-    odd = np.linalg.lstsq(A, 1.0 / (1.0 + np.exp(-x)) - 0.5, rcond=None)[0]
-    c = np.zeros(degree + 1)
-    c[0] = 0.5
-    c[1::2] = odd
-    return c
-
-
-def sigmoid_poly_error(coeffs, interval: float = 8.0) -> float:
-    """max |poly - sigmoid| on [-interval, interval]."""
-    x = np.linspace(-interval, interval, 20001)
-    return float(np.abs(np.polynomial.polynomial.polyval(x, coeffs) - 1.0 / (1.0 + np.exp(-x))).max())
-
-
-def _g_coeffs(coeffs) -> np.ndarray:
-    """g(t) = poly(-t) ~ sigmoid(-t)."""
-    c = np.array(coeffs, dtype=np.float64)
-    c[1::2] *= -1
-    return c
-
-
-# ---- the schedule ------------------------------------------------------------------------------------------------
-def nesterov_schedule(iterations: int, learning_rate: float, decay: float = 0.0) -> list[tuple[float, float]]:
-    """(alpha_t, eta_t) for t < iterations: alpha_t = learning_rate / (1 + decay t); eta_t = (1 - lambda_{t+1}) /
-    lambda_{t+2} (eta_0 = 0: the first step is plain gradient ascent; then eta_t < 0, the momentum)."""
-    lam = [0.0]
-    for _ in range(iterations + 2):
-        lam.append((1.0 + math.sqrt(1.0 + 4.0 * lam[-1] ** 2)) / 2.0)
-    return [(learning_rate / (1.0 + decay * t), (1.0 - lam[t + 1]) / lam[t + 2]) for t in range(iterations)]
-
-
-# ---- the packing -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Packing:
-    """Layout of one batch of n samples x `features` (padded to F) in ciphertexts of `slots` slots."""
-    slots: int
-    features: int
-    samples: int
-
-    @property
-    def F(self) -> int:
-        return 1 << max(0, (self.features - 1).bit_length())
-
-    @property
-    def R(self) -> int:
-        if self.F > self.slots:
-            raise ValueError(f"Packing: {self.features} features need {self.F} slots per row, more than {self.slots}")
-        return self.slots // self.F
-
-    @property
-    def ciphertexts(self) -> int:
-        """Ciphertexts of the inner-product layout (two sample groups each: real and imaginary parts)."""
-        return -(-self.samples // (2 * self.R))
-
-    @property
-    def lanes(self) -> int:
-        """Q: the ciphertexts rounded up to a power of two; also the ciphertexts of the gradient layout."""
-        q = 1 << max(0, (self.ciphertexts - 1).bit_length())
-        if q > self.F:
-            raise ValueError(f"Packing: {self.ciphertexts} ciphertexts per batch need more lanes than the {self.F} "
-                             f"columns of a row; use smaller batches")
-        return q
-
-    @property
-    def vectors(self) -> int:
-        """Slot vectors (ciphertexts) per batch: `ciphertexts` in the inner-product layout, then `lanes` in the
-        gradient layout."""
-        return self.ciphertexts + self.lanes
-
-    def rotations(self) -> list[int]:
-        F, S, Q = self.F, self.slots, self.lanes
-        steps = [1 << k for k in range(F.bit_length() - 1)]                    # sums over the F columns
-        steps += [-(Q << k) for k in range((F // Q).bit_length() - 1)]         # replication over the row
-        steps += list(range(1, Q))                                             # the lanes (hoisted)
-        steps += [F << k for k in range((S // F).bit_length() - 1)]             # sums over the R rows
-        return sorted(set(steps))
-
-    def _groups(self, Z: np.ndarray) -> np.ndarray:
-        """(2 C, R, F): sample i of the batch is row i mod R of group i // R (zero padding)."""
-        n, f = Z.shape
-        if n != self.samples or f != self.features:
-            raise ValueError(f"Packing: batch of shape {Z.shape}, expected ({self.samples}, {self.features})")
-        R, F = self.R, self.F
-        full = np.zeros((2 * self.ciphertexts * R, F))
-        full[:n, :f] = Z
-        return full.reshape(2 * self.ciphertexts, R, F)
-
-    def pack_batch(self, Z: np.ndarray) -> list[np.ndarray]:
-        """The slot vectors (complex) of the batch Z (samples x features): first the `ciphertexts` vectors of the
-        inner-product layout, then the `lanes` vectors of the gradient layout (see the module docstring).
-
-        Inner-product layout, ciphertext c: pair r = (row r of group 2c) + i (row r of group 2c + 1) occupies the
-        F slots from r F + c (feature j at the slot = j mod F: columns < c come from the next slot row), so that
-        its inner product lands in column c. Gradient layout, vector k: slot (r, j) holds feature j of the pair
-        whose g the lane rotation by k brings there: pair r' of ciphertext c = (j + k) mod Q, r' = r + [j + k >= F]
-        (mod R); zero for the padding lanes c >= C."""
-        G = self._groups(Z)
-        R, F, C, Q = self.R, self.F, self.ciphertexts, self.lanes
-        pairs = np.zeros((Q, R, F), dtype=np.complex128)
-        pairs[:C] = G[0::2] + 1j * G[1::2]
-        cols = np.arange(F)
-        out = []
-        for c in range(C):
-            v = pairs[c].copy()
-            v[:, :c] = np.roll(pairs[c], 1, axis=0)[:, :c]    # slot (r, j < c) belongs to pair r - 1
-            out.append(v.reshape(-1))
-        for k in range(Q):
-            v = np.empty((R, F), dtype=np.complex128)
-            cross = cols + k >= F
-            lane = (cols + k) % Q
-            for r in range(R):
-                rr = np.where(cross, (r + 1) % R, r)
-                v[r] = pairs[lane, rr, cols]
-            out.append(v.reshape(-1))
-        return out
-
-    def pack_weights(self, w: np.ndarray) -> np.ndarray:
-        row = np.zeros(self.F)
-        row[: self.features] = w
-        return np.tile(row, self.R)
-
-    def unpack_weights(self, slots: np.ndarray) -> np.ndarray:
-        """The weights from a decrypted weight vector (the mean over the R copies)."""
-        return np.asarray(slots).real.reshape(self.R, self.F).mean(axis=0)[: self.features]
-
-    def column_mask(self, column: int = 0) -> np.ndarray:
-        m = np.zeros(self.slots)
-        m[column:: self.F] = 1.0
-        return m
+from ..graph.programs.logreg import (BOOTSTRAP_OPTIONS, LEVELS_PER_ITERATION, Packing, TrainingLog,  # noqa: F401
+                                   encrypted_gradient, encrypted_iteration, g_coeffs, nesterov_schedule,
+                                   sigmoid_poly, sigmoid_poly_error, train_encrypted, training_params,
+                                   unpack_bootstrapped)
 
 
 # ---- the float64 reference ---------------------------------------------------------------------------------------
 def float64_iteration(v, w, Z, coeffs, alpha, eta):
     """One iteration in float64: the same recurrence as the encrypted one. Returns (v_{t+1}, w_{t+1})."""
-    g = np.polynomial.polynomial.polyval(Z @ v, _g_coeffs(coeffs))
+    g = np.polynomial.polynomial.polyval(Z @ v, g_coeffs(coeffs))
     w_new = v + (alpha / len(Z)) * (g @ Z)
     return (1.0 - eta) * w_new + eta * w, w_new
 
@@ -234,122 +90,6 @@ def train_float64(batches, iterations, schedule, coeffs, w0=None, monitor=None):
         if monitor is not None:
             monitor(t, w)
     return w
-
-
-# ---- the server: ciphertexts and public constants only -----------------------------------------------------------
-def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
-    for s in steps:
-        ct = ct + ct.rotate(s)
-    return ct
-
-
-def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, coeffs, kappa: complex) -> Ciphertext:
-    """kappa * sum_i g(z_i . v) z_i (real, in every row) -- steps 1 to 3 of the module docstring; Zc are the
-    packing's `vectors` ciphertexts of one batch (inner-product layout, then gradient layout).
-    Four levels below v (Zc at v's level or above)."""
-    g0, g1, _, g3 = _g_coeffs(coeffs)[:4] if len(coeffs) == 4 else (None,) * 4
-    if g0 is None:
-        raise ValueError("encrypted_gradient: the encrypted path evaluates a degree-3 sigmoid")
-    if len(Zc) != packing.vectors:
-        raise ValueError(f"encrypted_gradient: {len(Zc)} ciphertexts, the packing has {packing.vectors} per batch")
-    F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
-    col = [1 << k for k in range(F.bit_length() - 1)]
-    rows = [F << k for k in range(R.bit_length() - 1)]
-    ctx = v.context
-    T = None
-    for c, z in enumerate(Zc[:C]):
-        mk = packing.column_mask(c) * (kappa / 2.0)  # / 2: the real part is taken as P + conj(P)
-        s = _rotsum(z * v, col)                      # pair r's inner product in slot (r, c)
-        sb = s.conjugate()
-        # s^2 + 3 sb^2 with one relinearization and one rescale (the integer 3 is exact and takes no level)
-        cubic = (s * (mk * (g3 / 4.0))) * ctx.multiply_sum([(s, s), (sb * 3, sb)])
-        gc = cubic + sb * (mk * g1) + mk * (g0 * (1 - 1j))
-        T = gc if T is None else T + gc               # lane c: column c
-    T = _rotsum(T, [-(Q << k) for k in range((F // Q).bit_length() - 1)])   # column j: lane j mod Q
-    lanes = [T] + (T.rotate_many(range(1, Q)) if Q > 1 else [])
-    # sum_k lane_k * Z'_k: the products' tensors summed, one relinearization and one rescale for all Q of them
-    total = ctx.multiply_sum(zip(lanes, Zc[C:C + Q]))
-    total = _rotsum(total, rows)
-    return total + total.conjugate()
-
-
-def encrypted_iteration(v: Ciphertext, w: Ciphertext, Zc: list[Ciphertext], n: int, packing: Packing, coeffs,
-                        alpha: float, eta: float, pack_bound: Optional[float] = None):
-    """One Nesterov iteration on ciphertexts. Returns (v_{t+1}, w_{t+1}); with pack_bound = B, the single
-    ciphertext (v_{t+1} + i w_{t+1}) / B instead, ready for bootstrapping (one level more)."""
-    one_eta = 1.0 - eta
-    if pack_bound is None:
-        E = encrypted_gradient(v, Zc, packing, coeffs, one_eta * alpha / n)
-        v_new = (v * one_eta if one_eta != 1.0 else v) + E
-        if eta != 0.0:
-            v_new = v_new + w * eta
-        w_new = v + (E * (1.0 / one_eta) if one_eta != 1.0 else E)
-        return v_new, w_new
-    B = float(pack_bound)
-    E = encrypted_gradient(v, Zc, packing, coeffs, alpha / n)  # alpha/n sum g z: w_{t+1} - v_t
-    # (v_{t+1} + i w_{t+1}) / B = ((1 - eta) + i) v_t / B + eta w_t / B + ((1 - eta) + i) E / B
-    k = complex(one_eta, 1.0) / B
-    c = v * k + E * k
-    if eta != 0.0:
-        c = c + w * (eta / B)
-    return c
-
-
-def unpack_bootstrapped(c: Ciphertext, bound: float):
-    """(v, w) from a bootstrapped (v + i w) / B: v = (B/2)(c + conj c) (no level when B/2 is an integer),
-    w = (-i B / 2)(c - conj c)."""
-    cb = c.conjugate()
-    half = bound / 2.0
-    v = (c + cb) * (int(half) if float(half).is_integer() else half)
-    w = (c - cb) * complex(0.0, -half)
-    return v, w
-
-
-@dataclass
-class TrainingLog:
-    iterations: int = 0
-    bootstraps: int = 0
-    seconds: float = 0.0
-    bootstrap_seconds: float = 0.0
-    levels: list = field(default_factory=list)
-    iterations_per_bootstrap: int = 0
-
-
-def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]], sizes: list[int], packing: Packing,
-                    coeffs, schedule, weight_bound: float, progress: Optional[Callable] = None,
-                    monitor: Optional[Callable] = None):
-    """The server's loop: iterations on the encrypted batches, bootstrapping (v + i w) / B when the next
-    iteration would not fit in the levels left. Returns (w_T, TrainingLog). `progress(t, log)` is called after
-    each iteration; `monitor(t, w_ct)` (a diagnostic for the data owner's plots) too."""
-    log = TrainingLog(iterations_per_bootstrap=1 + (v.level - LEVELS_PER_ITERATION - 1) // LEVELS_PER_ITERATION)
-    T = len(schedule)
-    t0 = time.perf_counter()
-    for t in range(T):
-        alpha, eta = schedule[t]
-        b = t % len(batches)
-        last = t == T - 1
-        if not last and v.level - LEVELS_PER_ITERATION < LEVELS_PER_ITERATION + 1:
-            if v.level < LEVELS_PER_ITERATION + 1:
-                raise ValueError(f"train_encrypted: v at level {v.level}, an iteration with bootstrapping needs "
-                                 f"{LEVELS_PER_ITERATION + 1}")
-            c = encrypted_iteration(v, w, batches[b], sizes[b], packing, coeffs, alpha, eta, pack_bound=weight_bound)
-            tb = time.perf_counter()
-            c = c.bootstrap()
-            log.bootstrap_seconds += time.perf_counter() - tb
-            log.bootstraps += 1
-            v, w = unpack_bootstrapped(c, weight_bound)
-        else:
-            if v.level < LEVELS_PER_ITERATION + (0 if last else 1) or w.level < 1:
-                raise ValueError(f"train_encrypted: v at level {v.level}, w at {w.level}: not enough levels")
-            v, w = encrypted_iteration(v, w, batches[b], sizes[b], packing, coeffs, alpha, eta)
-        log.iterations = t + 1
-        log.levels.append((v.level, w.level))
-        log.seconds = time.perf_counter() - t0
-        if monitor is not None:
-            monitor(t, w)
-        if progress is not None:
-            progress(t, log)
-    return w, log
 
 
 # ---- the data owner ----------------------------------------------------------------------------------------------
@@ -369,14 +109,6 @@ class Scaler:
         X = (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
         X = np.clip(X[:, self.keep_], -1.0, 1.0)
         return np.hstack([X, np.ones((len(X), 1))])
-
-
-def training_params(log_n: int = 16, levels: int = 9, insecure: bool = False,
-                    bootstrap_options: Optional[dict] = None) -> CkksParams:
-    """The training's parameters: CkksParams.bootstrappable(log_n, levels) with :data:`BOOTSTRAP_OPTIONS` (or the
-    given options); the data owner's context and the symbolic graph (ember.apps.graphs.helr) both use it."""
-    opts = dict(BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
-    return CkksParams.bootstrappable(log_n=log_n, levels=levels, insecure=insecure, **opts)
 
 
 class DataOwner:

@@ -1,10 +1,10 @@
 """ResNet-20's building blocks (Lee et al., ICML'22 layout) and one basic residual block run for real.
 
 The ONE implementation of the convolution (:func:`conv`), the composite ReLU (:func:`relu`) and the basic
-residual block (:func:`residual_block`): :func:`ember.apps.graphs.resnet20_program` runs them symbolically
-(random slot vectors, the graph), :func:`run_block` runs one block on a real :class:`ember.Context` at
-N = 2^16 and checks it against float64, and :class:`PlainContext` runs them in float64 on numpy (the
-"plain twin": same code, no encryption).
+residual block (:func:`residual_block`) is :mod:`ember.graph.programs.resnet` (re-exported here), where
+:func:`~ember.graph.programs.resnet.resnet20_program` runs them symbolically (random slot vectors, the graph);
+:func:`run_block` runs one block on a real :class:`ember.Context` at N = 2^16 and checks it against float64, and
+:class:`PlainContext` runs them in float64 on numpy (the "plain twin": same code, no encryption).
 
 Layout. A C x G x G activation (G = 32) lives in the slots as channel-major rows: slot (c G + y) G + x, the
 C G^2 values repeated to fill the slots (at N = 2^16 and C = 16: 16384 values, twice). Stage s of ResNet-20
@@ -26,146 +26,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
-GRID = 32
-RELU_DEGREES = (7, 15, 27)
-RELU_SHARPNESS = (4.0, 8.0, 6.0)
-#: Bootstrapping options of the real block. Without the arcsine, EvalMod needs 4 fewer 60-bit levels: at
-#: levels=15, log_scale=40 the special primes grow from 2 to 6 within the 128-bit bound on log QP and dnum falls
-#: from 33 to 6, one switching key from 1.13 GiB to 0.21 GiB. With the arcsine the ~25 bootstrapping keys alone
-#: need ~28 GiB (killed for memory on this 23 GiB machine); the price is precision: ~18-19 bits instead of 25.
-BLOCK_BOOTSTRAP_OPTIONS: dict = {"arcsin": False}
-
-
-# ---- the composite ReLU --------------------------------------------------------------------------------------------
-def relu_coefficients() -> list[np.ndarray]:
-    """Chebyshev coefficients on [-1, 1] of the three stages of the composite sign: the interpolants of
-    tanh(k x) / tanh(k) (k = RELU_SHARPNESS, degrees RELU_DEGREES), each divided by its own maximum on [-1, 1]
-    so that every stage maps [-1, 1] into [-1, 1] (an interpolant overshoots 1 by up to 4 %, and the next stage,
-    evaluated outside [-1, 1], would blow up). The sharpness (4, 8, 6) minimises the ReLU's error on a grid of
-    choices: max |x (1 + sign x) / 2 - max(x, 0)| = 9.1e-4 on [-1, 1] (tests/python/test_apps.py)."""
-    from ember import chebyshev_coefficients
-    z = np.linspace(-1.0, 1.0, 20001)
-    out = []
-    for d, k in zip(RELU_DEGREES, RELU_SHARPNESS):
-        c = chebyshev_coefficients(lambda x, k=k: np.tanh(k * x) / np.tanh(k), d)
-        out.append(c / np.abs(np.polynomial.chebyshev.chebval(z, c)).max())
-    return out
-
-
-def relu_depth() -> int:
-    from ember import chebyshev_depth
-    return sum(chebyshev_depth(c) for c in relu_coefficients()) + 1
-
-
-def _relu_stages(coeffs):
-    """The stages as evaluated: the last one's coefficients halved and 1/2 added to T0 ((1 + sign) / 2)."""
-    out = [np.asarray(c, dtype=np.float64) for c in coeffs]
-    out[-1] = out[-1] * 0.5
-    out[-1][0] += 0.5
-    return out
-
-
-def relu(x, coeffs):
-    """x (1 + sign x) / 2 on a ciphertext (or a PlainVector): the composite, then one product with x."""
-    s = x
-    for c in _relu_stages(coeffs):
-        s = s.chebyshev(c) if isinstance(s, PlainVector) else _evaluate_chebyshev(s, c)
-    xs = x.drop_to_level(s.level) if x.level > s.level else x
-    return xs * s
-
-
-def _evaluate_chebyshev(ct, c):
-    from ember import evaluate_chebyshev
-    return evaluate_chebyshev(ct, c)
+from ..circuits import chebyshev_depth
+from ..graph.programs.resnet import (BLOCK_BOOTSTRAP_OPTIONS, GRID, RELU_DEGREES, RELU_SHARPNESS,  # noqa: F401
+                                     block_rotations, channel_shift, conv, kernel_offsets, relu, relu_coefficients,
+                                     relu_depth, relu_stages, residual_block)
 
 
 def relu_float64(z: np.ndarray, coeffs) -> np.ndarray:
     """The same composite polynomial in float64 (numpy's chebval, independent of Ember's evaluator)."""
     s = z
-    for c in _relu_stages(coeffs):
+    for c in relu_stages(coeffs):
         s = np.polynomial.chebyshev.chebval(s, c)
     return z * s
-
-
-# ---- the convolution and the block ---------------------------------------------------------------------------------
-def channel_shift(i: int, gap: int, grid: int = GRID) -> int:
-    """Slot shift of channel i in the multiplexed grid with gap `gap` (gap^2 channels per grid)."""
-    per = gap * gap
-    return (i // per) * grid * grid + ((i % per) // gap) * grid + (i % gap)
-
-
-def kernel_offsets(kernel: int, gap: int, grid: int = GRID) -> list[tuple[int, int, int]]:
-    """(dy, dx, slot offset) of a kernel x kernel convolution, dy-major."""
-    r = kernel // 2
-    return [(dy - r, dx - r, ((dy - r) * grid + (dx - r)) * gap) for dy in range(kernel) for dx in range(kernel)]
-
-
-def block_rotations(channels: int, gap: int = 1, grid: int = GRID) -> list[int]:
-    """The rotation keys one basic block needs: 8 kernel offsets and channels - 1 channel shifts."""
-    steps = {o for _, _, o in kernel_offsets(3, gap, grid)} | {channel_shift(i, gap, grid) for i in range(channels)}
-    steps.discard(0)
-    return sorted(steps)
-
-
-def conv(ctx, x, channels: int, gap: int, weights: Callable[[int, int], np.ndarray], bias, kernel: int = 3,
-         scale: Optional[float] = None, grid: int = GRID):
-    """The multiplexed convolution (module docstring): weights(i, k) is the slot vector of channel diagonal i
-    and kernel offset k (kernel_offsets' order), bias a slot vector. One level. With `scale`, the plaintexts'
-    scales bring the output to that scale (to add it to another branch)."""
-    offsets = [o for _, _, o in kernel_offsets(kernel, gap, grid)]
-    nz = [o for o in offsets if o != 0]
-    shifted = dict(zip(nz, x.rotate_many(nz))) if nz else {}
-    shifted[0] = x
-    lvl = x.level
-    q = float(ctx.params.q_primes[lvl]) * (1.0 if scale is None else scale / x.scale)
-    out = None
-    for i in range(channels):
-        acc = None
-        for k, o in enumerate(offsets):
-            p = ctx.multiply(shifted[o], ctx.encode(weights(i, k), level=lvl, scale=q), rescale=False)
-            acc = p if acc is None else acc + p
-        acc = acc.rescale()
-        s = channel_shift(i, gap, grid)
-        acc = acc.rotate(s) if s else acc
-        out = acc if out is None else out + acc
-    return out + bias      # bias (batch normalisation folded)
-
-
-def _no_clock(name):
-    return contextlib.nullcontext()
-
-
-def residual_block(ctx, x, channels: int, gap_in: int, gap: int, conv1, conv2, coeffs, projection=None,
-                   grid: int = GRID, clock=_no_clock):
-    """ResNet-20's basic block: conv 3x3 -> bootstrap -> ReLU -> conv 3x3 -> + shortcut -> bootstrap -> ReLU.
-    conv1, conv2, projection: (weights, bias) of :func:`conv`; projection=None is the identity shortcut (x
-    brought to the branch's level and scale by a product with ones), otherwise a 1x1 projection. clock(name)
-    is a context manager timing the stages conv, bootstrap, relu."""
-    with clock("conv"):
-        h = conv(ctx, x, channels, gap_in, *conv1, grid=grid)
-    with clock("bootstrap"):
-        h = h.bootstrap()
-    with clock("relu"):
-        h = relu(h, coeffs)
-    with clock("conv"):
-        h = conv(ctx, h, channels, gap, *conv2, grid=grid)
-        if x.level > h.level + 1:
-            x = x.drop_to_level(h.level + 1)
-        if projection is not None:                                    # 1x1 projection shortcut
-            sc = conv(ctx, x, channels, gap_in, *projection, kernel=1, scale=h.scale, grid=grid)
-        else:                                                         # identity, brought to h's level and scale
-            q = float(ctx.params.q_primes[x.level]) * h.scale / x.scale
-            sc = ctx.multiply(x, ctx.encode(np.ones(ctx.slots), level=x.level, scale=q), rescale=False)
-            sc = sc.rescale()
-        y = h + sc
-    with clock("bootstrap"):
-        y = y.bootstrap()
-    with clock("relu"):
-        return relu(y, coeffs)
 
 
 # ---- the plain twin -------------------------------------------------------------------------------------------------
@@ -212,7 +88,6 @@ class PlainVector:
         return self._like(self.v, self.context.user_level, self.context.scale)
 
     def chebyshev(self, c):
-        from ember import chebyshev_depth
         return self._like(np.polynomial.chebyshev.chebval(self.v, c), self.level - chebyshev_depth(c))
 
 

@@ -18,6 +18,11 @@ operations, not one node)::
 
 The module is callable: ``ember.graph(ctx=None)`` is ``ember.graph.capture(ctx)``.
 
+Named programs (ember.graph.programs): ``ember.graph.graph_of("helr", log_n=16)`` is the symbolic graph of a
+program of the one registry ``ember.graph.PROGRAMS`` (boot, lr-toy, helr, lola-mnist, lola-cifar, resnet20) --
+what ``ember schedule NAME`` and ``ember graph NAME`` use; ``capture_program(program, params)`` captures any
+``program(ctx, keys)``.
+
 Data model (ember.graph.model)
   Value  id, kind ("ciphertext" | "plaintext"), level, scale, slots, bytes, producer (node id or None for a
          source: a program input, a fresh encryption, a plaintext constant).
@@ -63,10 +68,11 @@ import types
 from .capture import Capture, capture
 from .model import COUNT_KEYS, FORMAT, VERSION, Graph, Node, Value, load
 from .split import split_hoisted
-from .symbolic import SymbolicContext
+from .symbolic import SymbolicContext, capture_program
+from .programs import PROGRAMS, graph_of
 
 __all__ = ["Capture", "capture", "split_hoisted", "Graph", "Node", "Value", "load", "FORMAT", "VERSION", "COUNT_KEYS",
-           "SymbolicContext"]
+           "SymbolicContext", "capture_program", "PROGRAMS", "graph_of"]
 
 
 class _CallableModule(types.ModuleType):

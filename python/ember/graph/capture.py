@@ -2,16 +2,31 @@
 
 The C++ Evaluator reports every public operation (cpp/ckks/op_record.hpp); this module turns the reports into a
 Graph with value ids renumbered 0, 1, ... in order of first appearance, so that two captures of the same program
-(live or symbolic) give the same numbering."""
+(live or symbolic) give the same numbering.
+
+Which captures are open is per context (a ``contextvars.ContextVar``: per thread, per asyncio task), never a module
+global. In one context, captures nest: an inner capture's operations belong to it and to every capture around
+it. The C++ recorder itself is one per process, and its events do not say which thread made them, so captures of
+different contexts take turns: a capture opened while another thread's is open waits for it to close (``wait``
+seconds at most) -- two threads, or two compute slots of a Dask worker profiling their tasks, each get the graph
+of their own operations, one after the other. Operations of a thread that captures nothing still reach the open
+capture of another thread (the recorder cannot tell them apart): do not mix a capture with other threads'
+evaluator calls."""
 from __future__ import annotations
 
+import contextvars
 import threading
+import time
 from typing import Optional
 
 from .. import _ember
 from .model import Graph
 
-_lock = threading.Lock()
+#: The captures open in this context, outermost first.
+_open: contextvars.ContextVar[tuple] = contextvars.ContextVar("ember_graph_open_captures", default=())
+_turn = threading.Condition()       # guards _holder
+_holder: Optional["Capture"] = None  # the outermost capture of the context that holds the C++ recorder
+DEFAULT_WAIT = 600.0
 
 
 def _core_of(x):
@@ -34,9 +49,20 @@ class Capture:
 
     Inside the block, g.input(ct, name) and g.output(ct, name) name a program's inputs and outputs (outputs are
     also listed in g.outputs, in the order marked); they may also be called after the block on values it saw.
-    Captures do not nest, and record the operations of every thread of the process."""
+    Captures nest within a thread (the inner one's operations are also the outer one's); a capture in another
+    thread waits for this one to close (module docstring).
 
-    def __init__(self, context=None, meta: Optional[dict] = None):
+    Parameters
+    ----------
+    context : ember.Context, optional
+        Its parameters go into ``graph.meta["params"]``.
+    meta : dict, optional
+        Initial ``graph.meta`` entries.
+    wait : float, optional
+        Seconds to wait for another thread's capture to close (default 600); then RuntimeError.
+    """
+
+    def __init__(self, context=None, meta: Optional[dict] = None, wait: Optional[float] = DEFAULT_WAIT):
         self.graph = Graph(dict(meta or {}))
         if context is not None:
             self.graph.meta.setdefault("params", _params_meta(context))
@@ -44,20 +70,46 @@ class Capture:
         self._pids: dict[int, int] = {}     # process-wide value id -> graph value id
         self._pending_out: list[tuple[int, Optional[str]]] = []
         self._pending_names: list[tuple[int, str]] = []
+        self._events: list = []
         self._open = False
+        self._used = False
+        self._token = None
         self._context = context
+        self._wait = wait
 
     def __enter__(self) -> Graph:
-        with _lock:
-            if _ember.oprec_recording():
-                raise RuntimeError("a graph capture is already running; captures do not nest")
+        if self._used:
+            raise RuntimeError("a capture records one block; open a new one with ember.graph()")
+        self._used = True
+        stack = _open.get()
+        if stack:   # nested in this context: what ran so far belongs to the captures around it
+            _distribute(_ember.oprec_stop(), stack)
+        else:
+            _take_turn(self, self._wait)
+        try:
             _ember.oprec_start()
-            self._open = True
+        except BaseException:
+            if not stack:
+                _end_turn()
+            raise
+        self._token = _open.set(stack + (self,))
+        self._open = True
         return self.graph
 
     def __exit__(self, *exc):
-        events = _ember.oprec_stop()
+        stack = _open.get()
+        if not stack or stack[-1] is not self:
+            raise RuntimeError("graph captures must close in this thread, innermost first")
+        _distribute(_ember.oprec_stop(), stack)
+        _open.reset(self._token)
         self._open = False
+        try:
+            if len(stack) > 1:
+                _ember.oprec_start()    # the captures around it go on recording
+        finally:
+            if len(stack) == 1:
+                _end_turn()
+        events, self._events = self._events, []
         self._build(events)
         return False
 
@@ -120,8 +172,51 @@ class Capture:
         self._pending_names, self._pending_out = [], []
 
 
-def capture(context=None, *, meta: Optional[dict] = None) -> Capture:
+def _distribute(events: list, captures) -> None:
+    for c in captures:
+        c._events.extend(events)
+
+
+def _take_turn(capture: Capture, wait: Optional[float]) -> None:
+    """The C++ recorder for this context's captures, once no other context's capture holds it."""
+    global _holder
+    deadline = None if wait is None else time.monotonic() + wait
+    with _turn:
+        while _holder is not None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise RuntimeError(f"waited {wait:g} s for the graph capture of another thread to close (the "
+                                   "operation recorder is one per process; captures of different threads take turns)")
+            _turn.wait(left)
+        if _ember.oprec_recording():
+            raise RuntimeError("the operation recorder is already running outside ember.graph (oprec_start); "
+                               "stop it first")
+        _holder = capture
+
+
+def _end_turn() -> None:
+    global _holder
+    with _turn:
+        _holder = None
+        _turn.notify_all()
+
+
+def capture(context=None, *, meta: Optional[dict] = None, wait: Optional[float] = DEFAULT_WAIT) -> Capture:
     """`with ember.graph(ctx) as g:` records every evaluator operation of the block into the Graph g.
-    context (optional): its parameters go into g.meta['params']. g.meta['mode'] is 'symbolic' when the
-    operations ran on a SymbolicContext (then nodes have no counts and no seconds), else 'live'."""
-    return Capture(context, meta=meta)
+
+    Parameters
+    ----------
+    context : ember.Context, optional
+        Its parameters go into ``g.meta["params"]``.
+    meta : dict, optional
+        Initial ``g.meta`` entries.
+    wait : float, optional
+        Seconds to wait for another thread's capture to close (default 600; None: no limit).
+
+    Returns
+    -------
+    Capture
+        The context manager; ``g.meta["mode"]`` is "symbolic" when the operations ran on a SymbolicContext (then
+        nodes have no counts and no seconds), else "live".
+    """
+    return Capture(context, meta=meta, wait=wait)

@@ -3,7 +3,8 @@ the depth (y), edges as lines, colours by operation kind."""
 from __future__ import annotations
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (ImportError with the install hint when matplotlib is missing)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -19,7 +20,8 @@ _KINDS = ["mul", "rotate", "rotate_many", "add", "rescale", "mul_plain", "mul_co
           "linear_combination", "sub", "conjugate", "drop_to_level", "add_plain", "mul_round"]
 
 
-def _colour(op: str):
+def op_colour(op: str):
+    """The colour of an operation kind in graph and Gantt drawings (stable across drawings)."""
     import zlib
     k = _KINDS.index(op) if op in _KINDS else zlib.crc32(op.encode())
     return _PALETTE[k % len(_PALETTE)]
@@ -29,7 +31,7 @@ def draw_graph(graph, path, max_nodes: int = 400) -> None:
     """Nodes placed by depth (x) and order within the depth (y), edges as lines, colour by operation kind."""
     if len(graph) > max_nodes:
         raise ValueError(f"the graph has {len(graph)} nodes; drawing is for small graphs (<= {max_nodes})")
-    plt = _plt()
+    plt = pyplot()
     pred = graph.predecessors()
     depth = [0] * len(graph)
     for n in graph.nodes:
@@ -48,7 +50,7 @@ def draw_graph(graph, path, max_nodes: int = 400) -> None:
         x, y = pos[n.id]
         lab = n.op if n.op not in seen else None
         seen.add(n.op)
-        ax.scatter([x], [y], s=60, color=_colour(n.op), zorder=2, label=lab)
+        ax.scatter([x], [y], s=60, color=op_colour(n.op), zorder=2, label=lab)
     ax.legend(fontsize=7, loc="upper right")
     ax.set_axis_off()
     ax.set_title(f"{len(graph)} operations, depth {max(depth, default=-1) + 1}")

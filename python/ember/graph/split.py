@@ -19,6 +19,7 @@ count), so a split node's parts cost exactly what the node cost; the simulator m
 graph belong to the whole node and are dropped on the parts (the split graph is for scheduling)."""
 from __future__ import annotations
 
+from ..params import digit_partition
 from .model import Graph
 
 SPLIT_OPS = ("mod_up_digits", "rotate_raised_digits")
@@ -27,13 +28,8 @@ SPLIT_OPS = ("mod_up_digits", "rotate_raised_digits")
 def digit_count(level: int, q_count: int, dnum: int) -> int:
     """Digits of a ciphertext at `level` (level + 1 primes) with the key's digit partition (dnum digits of
     alpha = ceil(q_count / dnum) primes cut from the top of the chain, as key_switch.cpp does)."""
-    alpha = -(-q_count // dnum)
-    ql, n = level + 1, 0
-    for j in range(dnum):
-        last, first = q_count - min(q_count, j * alpha), q_count - min(q_count, (j + 1) * alpha)
-        if last > first and first < min(last, ql):
-            n += 1
-    return n
+    ql = level + 1
+    return sum(1 for first, last in digit_partition(q_count, dnum) if first < min(last, ql))
 
 
 def split_hoisted(graph: Graph, parts: int = 2, min_count: int = 2) -> Graph:

@@ -15,11 +15,12 @@ N = 2^16) in seconds. Its values are meaningless: decrypting is refused.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from .. import _ember
-from ..context import Ciphertext, Context, GaloisKeys, KeySet, Plaintext, SwitchingKey, _as_slots
+from ..context import Ciphertext, Context, GaloisKeys, KeySet, Plaintext, SwitchingKey, as_slots
 from ..params import CkksParams
+from .capture import capture
 
 
 class SymbolicContext(Context):
@@ -68,7 +69,7 @@ class SymbolicContext(Context):
         Plaintext (its level, scale and slots). The key is ignored."""
         if isinstance(values, Plaintext):
             return self.placeholder(values.level, values.scale, values.slots)
-        v = _as_slots(values, self.slots)
+        v = as_slots(values, self.slots)
         return self.placeholder(level, None, v.shape[0])
 
     def decrypt(self, ct, secret_key=None):
@@ -76,3 +77,35 @@ class SymbolicContext(Context):
 
     def save_bootstrap_keys(self, directory):
         raise ValueError("a symbolic context has placeholder keys only: nothing to save")
+
+
+def capture_program(program: Callable, params: CkksParams, rotations=(), bootstrapping: bool = False,
+                    symbolic: bool = True):
+    """The graph of ``program(ctx, keys)``, run on a SymbolicContext (or a real Context) inside a capture.
+
+    Parameters
+    ----------
+    program : callable
+        ``program(ctx, keys) -> Ciphertext or None``; the ciphertext it returns is marked as the output "out".
+    params : ember.CkksParams
+        The parameters of the context it runs on.
+    rotations : sequence of int
+        The rotation keys it needs.
+    bootstrapping : bool
+        Generate (placeholder) bootstrapping keys and the conjugation key.
+    symbolic : bool
+        Run on a SymbolicContext (no keys, no arithmetic: seconds for ResNet-20 at N = 2^16) or on a real
+        Context with two threads (the graph then carries measured times).
+
+    Returns
+    -------
+    ember.graph.Graph
+        The captured graph.
+    """
+    ctx = SymbolicContext(params) if symbolic else Context(params, threads=2)
+    keys = ctx.keygen(rotations=rotations, conjugation=bootstrapping, bootstrapping=bootstrapping)
+    with capture(ctx) as g:
+        out = program(ctx, keys)
+    if out is not None and out._core.id:  # (a value made outside the evaluator's operations has no id)
+        g.output(out, "out")
+    return g

@@ -238,8 +238,8 @@ class DaskExecutor(Executor):
             args = [(keys.index(("in", r[1]) if r[0] == "in" else ("node", r[1])), r[2]) for r in t.args]
             kw = dict(key=f"{prefix}{t.id}", pure=False, retries=0)
             pin = (placement or {}).get(t.id)
-            if pin is not None and addrs:
-                kw.update(workers=[addrs[pin % len(addrs)]], allow_other_workers=True)
+            if pin is not None and pin < len(addrs):     # (a worker gone since the check: Dask places it)
+                kw.update(workers=[addrs[pin]], allow_other_workers=True)
             futs[t.id] = c.submit(execute, self.bundle.ident, t.label, t.op, t.params, blobs.get(id(t.fn)), args, *deps,
                                   profile=profile, shm_tag=self.tag if use_shm else None, **kw)
         labels = {f.key: program.tasks[i].label for i, f in zip(itertools.count(), futs.values())}

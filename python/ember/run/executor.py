@@ -109,12 +109,26 @@ class Executor:
                 raise ValueError(f"input {i} belongs to another context than the executor's")
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if placement:
+            self._check_placement(program, placement)
         packets = [Packet(f"input {i}", [x]) for i, x in enumerate(inputs)]
         t0 = time.perf_counter()
         res = self._run(program, packets, placement, timeout, progress, profile)
         if not res.seconds:  # (an executor may time the run itself, without its bookkeeping)
             res.seconds = time.perf_counter() - t0
         return res
+
+    def _check_placement(self, program: Program, placement: dict) -> None:
+        """A pin to a worker this executor does not have is an error naming the node and the worker (the local
+        pool and Dask alike); a pinned worker lost during the run is another matter: its tasks go elsewhere."""
+        names = self.worker_names()
+        labels = {t.id: t.label for t in program.tasks}
+        for tid, w in sorted(placement.items(), key=lambda kv: str(kv[0])):
+            if tid not in labels:
+                raise ValueError(f"the placement pins node {tid!r}, which the program does not have")
+            if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < len(names):
+                raise ValueError(f"{labels[tid]} is pinned to worker {w!r}, and this executor has "
+                                 f"{len(names)} worker(s): 0..{len(names) - 1} ({', '.join(names)})")
 
     def _open_outputs(self, program: Program, results: dict, packets: list) -> list:
         out = []

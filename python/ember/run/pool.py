@@ -23,6 +23,7 @@ opening its inputs (open_s: validation of what arrived through shared memory), o
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import queue
@@ -86,7 +87,7 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
     arena = shm.Arena(f"{tag}-w{slot}-{os.getpid()}")
     conn.send_bytes(pickle.dumps(("ready", os.getpid(), arena.tag)))
     store: dict = {}    # value key -> Packet of opened values (resident)
-    fns: dict = {}
+    fns: dict = {}      # digest of a task function's pickled bytes -> those bytes (this run's functions)
     me = worker_name()
     send_lock = threading.Lock()
     runq: queue.Queue = queue.Queue()
@@ -144,6 +145,7 @@ def _worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
                 return
             if m[0] == "reset":
                 store.clear()
+                fns.clear()     # the client sends each function again in its next run
                 arena.release_all()
                 continue
             if m[0] == "release":   # [(value key, own buffer names)]: every reader of the value is done
@@ -191,7 +193,7 @@ class _Worker:
         self.tasks: list[int] = []         # in flight, in the order sent
         self.pid: Optional[int] = None
         self.tag: Optional[str] = None    # its shared-memory arena's tag
-        self.fns: set = set()             # task functions it has been sent
+        self.fns: set = set()             # digests of the task functions it has been sent in this run
 
 
 class LocalPool(Executor):
@@ -210,7 +212,6 @@ class LocalPool(Executor):
         super().__init__(ctx, keys, threads)
         self.respawn = respawn
         self.tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self._fn_blobs: dict[int, bytes] = {}
         self.arena = shm.Arena(f"{self.tag}-c")
         self._dead_tags: list[str] = []
         self._workers: list[_Worker] = [self._start(i) for i in range(workers)]
@@ -237,12 +238,6 @@ class LocalPool(Executor):
 
     def worker_names(self) -> list[str]:
         return [f"worker{w.slot}" for w in self._workers]
-
-    def fn_blob(self, fn) -> bytes:
-        b = self._fn_blobs.get(id(fn))
-        if b is None:
-            b = self._fn_blobs[id(fn)] = dumps_fn(fn)
-        return b
 
     def worker_pids(self) -> list[Optional[int]]:
         """The process id of each worker slot (None while one is starting)."""
@@ -373,6 +368,16 @@ class _Run:
         self.pool, self.program, self.packets, self.placement = pool, program, packets, placement
         self.progress, self.profile = progress, profile
         self.tasks = {t.id: t for t in program.tasks}
+        # each task function pickled once per run and named by its bytes' digest: never by id(fn), which Python
+        # reuses once a function is freed (a loop of lambdas would run the first one every time)
+        self.fn_keys: dict[int, str] = {}                # id(fn) -> digest; the program holds fn during the run
+        self.fn_blobs: dict[str, bytes] = {}             # digest -> the pickled function
+        for t in program.tasks:
+            if t.fn is not None and id(t.fn) not in self.fn_keys:
+                blob = dumps_fn(t.fn)
+                digest = hashlib.sha256(blob).hexdigest()
+                self.fn_keys[id(t.fn)] = digest
+                self.fn_blobs[digest] = blob
         self.waiting_on = {t.id: set(t.deps()) for t in program.tasks}
         self.keys = {t.id: _input_keys(t) for t in program.tasks}
         self.readers: dict[tuple, set] = {}              # value key -> tasks still to read it
@@ -415,7 +420,7 @@ class _Run:
         best, best_local = None, -1
         for i, tid in enumerate(self.ready):
             pin = self.placement.get(tid)
-            if pin is None or pin == slot or pin not in alive or pin >= len(self.pool._workers):
+            if pin is None or pin == slot or pin not in alive:
                 local = sum(1 for k in self.keys[tid] if slot in self.where.get(k, ()))
                 if pin == slot:
                     local += 1 << 20
@@ -519,10 +524,8 @@ class _Run:
                 label = self.tasks[k[1]].label if k[0] == "node" else f"input {k[1]}"
                 inputs.append(("shm", k, label, self.published[k][1]))
         args = [(keys.index(_key(r)), r[2]) for r in t.args]
-        fn_key = id(t.fn) if t.fn is not None else None
-        blob = b""
-        if fn_key is not None and fn_key not in w.fns:
-            blob = self.pool.fn_blob(t.fn)
+        fn_key = self.fn_keys[id(t.fn)] if t.fn is not None else None
+        blob = self.fn_blobs[fn_key] if fn_key is not None and fn_key not in w.fns else b""
         # its outputs go to shared memory when the client or a task elsewhere may read them; a value read only by
         # tasks pinned to this worker stays resident there alone (recomputed if the worker is lost)
         publish = ("node", tid) in self.out_keys or any(self.placement.get(r) != w.slot

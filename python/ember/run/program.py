@@ -11,13 +11,17 @@ execute() is what a worker runs for one task (in a pool process or a Dask worker
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
+import pickle
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
+
+import cloudpickle
 
 from .packet import Packet
 
@@ -137,29 +141,31 @@ UNSUPPORTED.update({k: "an internal operation of a circuit; run the circuit as a
                     for k in ("relinearize", "adjust_to", "automorphism")})
 
 
-_fn_cache: dict = {}
+_fn_cache: "collections.OrderedDict[bytes, Callable]" = collections.OrderedDict()
+_FN_CACHE_SIZE = 64
 
 
 def dumps_fn(fn) -> bytes:
-    """A task function as bytes (cloudpickle: functions of __main__ or of modules registered with
-    cloudpickle.register_pickle_by_value travel by value, others by reference -- importable on the workers)."""
+    """A task function as bytes (cloudpickle, a core dependency: lambdas, closures and functions of __main__ or
+    of modules registered with cloudpickle.register_pickle_by_value travel by value, others by reference --
+    importable on the workers)."""
     if fn is None:
         return b""
-    try:
-        import cloudpickle
-        return cloudpickle.dumps(fn)
-    except ImportError:
-        import pickle
-        return pickle.dumps(fn)
+    return cloudpickle.dumps(fn)
 
 
 def loads_fn(blob: bytes):
+    """The function of dumps_fn's bytes. Cached by the bytes themselves (never by an id, which Python reuses),
+    the latest few only."""
     if not blob:
         return None
     fn = _fn_cache.get(blob)
     if fn is None:
-        import pickle
         fn = _fn_cache[blob] = pickle.loads(blob)
+        while len(_fn_cache) > _FN_CACHE_SIZE:
+            _fn_cache.popitem(last=False)
+    else:
+        _fn_cache.move_to_end(blob)
     return fn
 
 

@@ -24,12 +24,12 @@ every operation is split into K limb shares, ModUp (digit by digit) and ModDown 
 the shares and a ciphertext's two polynomials tracked apart (limbs.py); any scheduler runs on it (`ember schedule
 --limb-parts K`).
 
-On graphs (ember.graph): plan.schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
+On graphs (ember.graph): schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
 paper's Fig. 4 system, this machine, K Dask workers) and a CostTable (costs.py: measured by `ember profile`,
-modelled from the simulator, profile-guided). Programs: programs.py (bootstrapping, HELR), FILE.py:FUNCTION on the
-command line, and ember.apps.graph_of(name, log_n=...) -> Graph when the applications package provides it
-(`ember schedule lola-mnist` then works). The command line: cli.py (`ember schedule`, `ember graph`,
-`ember profile`); benchmarks: bench/sched/.
+modelled from the simulator -- a CPU from its calibrated profile, this machine's or the embedded reference
+machine's --, profile-guided), all exported here. Programs: ember.graph.graph_of(name) -- the one registry of
+named programs (boot, lr-toy, helr, lola-mnist, lola-cifar, resnet20) -- or FILE.py:FUNCTION on the command line.
+The command line: ember.cli.sched (`ember schedule`, `ember graph`, `ember profile`); benchmarks: bench/sched/.
 
 Profile-guided costs (`ember schedule --profile-from RUN.json`, CostTable.update_from_run): RUN.json is either a
 live graph JSON (ember.graph; its nodes' measured seconds, with --profile-device naming the cost-table device) or
@@ -40,8 +40,13 @@ table's entry and the device is marked profile-guided.
 """
 from . import bounds, limbs
 from .algorithms import ALGORITHMS, best, heft, naive, optimistic_cost_table, peft, upward_rank
+from .bounds import lower_bound
+from .costs import CostTable
+from .plan import default_costs, problem_of, schedule_graph, schedule_problem
+from .platform import Device, Platform, load_platform
 from .problem import Problem
 from .schedule import Schedule, simulate
 
 __all__ = ["heft", "peft", "best", "naive", "ALGORITHMS", "Problem", "Schedule", "simulate", "optimistic_cost_table",
-           "upward_rank", "bounds", "limbs"]
+           "upward_rank", "bounds", "limbs", "schedule_graph", "schedule_problem", "problem_of", "default_costs",
+           "CostTable", "Platform", "Device", "load_platform", "lower_bound"]

@@ -1,5 +1,7 @@
 """List schedulers: HEFT (Topcuoglu, Hariri & Wu 2002), PEFT (Arabnejad & Barbosa 2014) and the paper's naive
-baseline. Each takes plain data (see problem.py) and returns a Schedule.
+baseline. One calling convention for all four (and ALGORITHMS[name]): the problem first -- ``(cost, edges,
+bandwidth[, latency, devices])`` as plain data (see problem.py) or a Problem -- and each algorithm's own options
+as keywords only (``insertion=``, ``seed=``, ``perturb=``, ...); each returns a Schedule.
 
 HEFT   priority: upward rank, rank_u(t) = mean cost(t) + max over successors s of (mean transfer(t, s) + rank_u(s));
        mean cost over the devices that can run t, mean transfer = L-bar + bytes / B-bar over distinct device pairs.
@@ -28,80 +30,9 @@ import math
 import random
 from typing import Optional
 
-import numpy as np
-
 from .problem import Problem
 from .schedule import Schedule
-
-_REL = 1e-9
-
-
-def _q(x: float, scale: float) -> float:
-    """x rounded to the tie tolerance (relative to scale), for priority keys."""
-    if math.isinf(x) or scale <= 0:
-        return x
-    step = _REL * scale
-    return round(x / step) * step
-
-
-class _Timeline:
-    """One device's idle gaps before its tail (the time it is free for good), in numpy arrays that grow by
-    doubling, so the insertion policy's search -- the first gap after `ready` that holds a job of length d --
-    is a vectorised scan. Gaps shorter than the tie tolerance are dropped."""
-    __slots__ = ("gs", "ge", "n", "tail")
-
-    def __init__(self):
-        self.gs = np.empty(16)
-        self.ge = np.empty(16)
-        self.n = 0
-        self.tail = 0.0
-
-    def earliest(self, ready: float, d: float, insertion: bool = True) -> float:
-        n = self.n
-        if insertion and n and ready < self.ge[n - 1]:
-            ge = self.ge[:n]
-            k = int(np.searchsorted(ge, ready, "right"))
-            s = np.maximum(self.gs[k:n], ready)
-            ok = (ge[k:] - s) >= d - _REL * max(1.0, abs(ready), d)
-            j = int(ok.argmax())
-            if ok[j]:
-                return float(s[j])
-        return ready if ready > self.tail else self.tail
-
-    def _insert(self, k: int, a: float, b: float):
-        n = self.n
-        if n == len(self.gs):
-            self.gs = np.concatenate([self.gs, np.empty(n)])
-            self.ge = np.concatenate([self.ge, np.empty(n)])
-        if k < n:
-            self.gs[k + 1:n + 1] = self.gs[k:n]
-            self.ge[k + 1:n + 1] = self.ge[k:n]
-        self.gs[k], self.ge[k] = a, b
-        self.n = n + 1
-
-    def _delete(self, k: int):
-        n = self.n
-        self.gs[k:n - 1] = self.gs[k + 1:n]
-        self.ge[k:n - 1] = self.ge[k + 1:n]
-        self.n = n - 1
-
-    def add(self, s: float, f: float):
-        eps = _REL * max(1.0, abs(f))
-        if s >= self.tail - eps:
-            if s > self.tail + eps:
-                self._insert(self.n, self.tail, s)
-            self.tail = max(self.tail, f)
-            return
-        # inside a gap: the gap [a, b) with a <= s and f <= b splits into [a, s) and [f, b)
-        k = int(np.searchsorted(self.ge[:self.n], s, "right"))
-        if k >= self.n or self.gs[k] > s + eps or f > self.ge[k] + eps:
-            raise AssertionError("internal: a job placed outside every idle gap")
-        a, b = float(self.gs[k]), float(self.ge[k])
-        self._delete(k)
-        if b - f > eps:
-            self._insert(k, f, b)
-        if s - a > eps:
-            self._insert(k, a, s)
+from .timeline import REL, Timeline, ready_queue
 
 
 def upward_rank(pr: Problem) -> list[float]:
@@ -139,16 +70,9 @@ def _list_schedule(pr: Problem, algo: str, priority: list[float], lookahead: Opt
     highest `tiebreak`, then the lower index) goes to the device minimising its finish time (plus
     lookahead[task][device] when given)."""
     n, P = len(pr.tasks), pr.p
-    scale = max((abs(x) for x in priority if not math.isinf(x)), default=1.0)
-    if tiebreak is None:
-        key = [-_q(x, scale) for x in priority]
-    else:
-        tscale = max((abs(x) for x in tiebreak if not math.isinf(x)), default=1.0)
-        key = [(-_q(x, scale), -_q(y, tscale)) for x, y in zip(priority, tiebreak)]
     indeg = [len(pr.pred[i]) for i in range(n)]
-    heap = [(key[i], i) for i in range(n) if indeg[i] == 0]
-    heapq.heapify(heap)
-    lines = [_Timeline() for _ in range(P)]
+    key, heap = ready_queue(priority, tiebreak, indeg)
+    lines = [Timeline() for _ in range(P)]
     dev = [-1] * n
     start = [0.0] * n
     finish = [0.0] * n
@@ -171,7 +95,7 @@ def _list_schedule(pr: Problem, algo: str, priority: list[float], lookahead: Opt
             s = lines[p].earliest(ready, c, insertion)
             f = s + c
             obj = f + lookahead[i][p] if lookahead is not None else f
-            if best is None or obj < best[0] - _REL * max(1.0, abs(obj)):
+            if best is None or obj < best[0] - REL * max(1.0, abs(obj)):
                 best = (obj, p, s, f)
         _, p, s, f = best
         dev[i], start[i], finish[i] = p, s, f
@@ -192,7 +116,7 @@ def _problem(cost, edges, bandwidth, latency, devices) -> Problem:
     return Problem(cost, edges if edges is not None else {}, bandwidth, latency, devices)
 
 
-def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True) -> Schedule:
+def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True) -> Schedule:
     """HEFT (Topcuoglu et al. 2002), insertion-based, upward rank with mean costs.
     heft(cost, edges, bandwidth) on plain data (see ember.sched), or heft(problem)."""
     pr = _problem(cost, edges, bandwidth, latency, devices)
@@ -200,7 +124,7 @@ def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
     return _list_schedule(pr, "heft", rank, None, insertion)
 
 
-def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True) -> Schedule:
+def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True) -> Schedule:
     """PEFT (Arabnejad & Barbosa 2014): optimistic cost table, rank = row mean, device by EFT + OCT."""
     pr = _problem(cost, edges, bandwidth, latency, devices)
     oct_ = optimistic_cost_table(pr)
@@ -208,7 +132,7 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
     return _list_schedule(pr, "peft", rank, oct_, insertion)
 
 
-def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion: bool = True, perturb: int = 8,
+def best(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True, perturb: int = 8,
          refine: int = 2, improve: int = 300, seed: int = 0, duplicate: bool = False) -> Schedule:
     """The shortest of several list schedules (see the module docstring): HEFT, PEFT, their priorities crossed
     with their placements, a successor-work tie-break, `perturb` seeded rank perturbations and `refine` rounds of
@@ -235,7 +159,7 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
     for name, pri, la, tb in variants:
         s = _list_schedule(pr, "best", pri, la, insertion, tb)
         tried += 1
-        if top is None or s.makespan < top.makespan * (1 - _REL):
+        if top is None or s.makespan < top.makespan * (1 - REL):
             top, top_name = s, name
     for r in range(refine):
         # the best schedule's start times as the priority: earliest first (a placement order HEFT's ranks missed)
@@ -245,13 +169,13 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
         for la in (None, oct_):
             s = _list_schedule(pr, "best", pri, la, insertion, ru)
             tried += 1
-            if s.makespan < top.makespan * (1 - _REL):
+            if s.makespan < top.makespan * (1 - REL):
                 top, top_name, improved = s, f"refine{r}" + ("+oct" if la is not None else ""), True
         if not improved:
             break
     if improve:
         moved = _move_critical(top, improve)
-        if moved is not None and moved[0].makespan < top.makespan * (1 - _REL):
+        if moved is not None and moved[0].makespan < top.makespan * (1 - REL):
             top, top_name = moved[0], top_name + f"+{moved[1]} moves"
     if duplicate:
         from .duplication import list_schedule_dup
@@ -261,7 +185,7 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, insertion
         for name, pri, la, tb in dup_variants:
             s = list_schedule_dup(pr, "best", pri, la, tb)
             tried += 1
-            if s.makespan < top.makespan * (1 - _REL):
+            if s.makespan < top.makespan * (1 - REL):
                 top, top_name = s, name + "+dup"
     top.extra.update(variant=top_name, variants_tried=tried)
     return top
@@ -300,7 +224,7 @@ def _critical_chain(pr: Problem, dev: list[int], order: list[int], start: list[f
     while t >= 0:
         chain.append(t)
         s, d, nxt = start[t], dev[t], -1
-        tol = _REL * max(1.0, s)
+        tol = REL * max(1.0, s)
         for u, b in pr.pred[t]:
             if abs(finish[u] + pr.comm(b, dev[u], d) - s) <= tol:
                 nxt = u
@@ -334,7 +258,7 @@ def _move_critical(sch: Schedule, budget: int) -> Optional[tuple[Schedule, int]]
                 old, dev[t] = dev[t], q
                 s2, f2 = _retime(pr, dev, order)
                 m2 = max(f2)
-                if m2 < ms * (1 - _REL):
+                if m2 < ms * (1 - REL):
                     ms, start, finish, improved, moves = m2, s2, f2, True, moves + 1
                     order = sorted(range(n), key=lambda i: (start[i], pos[i]))
                     break
@@ -348,7 +272,7 @@ def _move_critical(sch: Schedule, budget: int) -> Optional[tuple[Schedule, int]]
     return out, moves
 
 
-def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, seed: int = 0) -> Schedule:
+def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, *, seed: int = 0) -> Schedule:
     """The paper's baseline: a random device among those idle when the task's inputs are ready (else among those
     that free up first), every input transferred from its producer's device, tasks in topological order."""
     pr = _problem(cost, edges, bandwidth, latency, devices)

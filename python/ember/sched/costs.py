@@ -62,7 +62,13 @@ class CostTable:
 
     # ---- queries -----------------------------------------------------------------------------
     def source(self, device: str) -> str:
+        """Where the device's figures come from: "measured", "modelled" or "profile-guided"."""
         return self._dev(device)["source"]
+
+    def note(self, device: str) -> str:
+        """The device's note: how it was measured or modelled (for a modelled CPU, which profile: "profile:
+        calibrated (PATH)" or "profile: embedded reference (MACHINE ...)")."""
+        return self._dev(device).get("note", "")
 
     def _dev(self, device: str) -> dict:
         if device not in self.devices:
@@ -227,17 +233,17 @@ class CostTable:
         levels = list(range(ring.q_count)) if levels is None else sorted(set(int(x) for x in levels))
         t = cls()
         for name in devices:
-            if name == "cpu":  # this CPU's calibrated kernel rates (ember sim calibrate), modelled per kernel
+            if name == "cpu":  # calibrated kernel rates (this CPU's, else the embedded reference machine's)
                 try:
-                    prof = simdev.load("cpu", cpu_profile or _cpu_profile_path())
+                    prof, label = simdev.cpu_profile(cpu_profile)
                 except FileNotFoundError as e:
-                    raise ValueError(f"no timing for the CPU: measure it with `ember profile` (a cpu-<T>t table) or "
-                                     f"calibrate the simulator's CPU model ({e})") from None
+                    raise ValueError(f"no timing for the CPU: {e}") from None
+                note = f"modelled: ember.sim kernel counts on the cpu roofline; profile: {label}"
             elif name in simdev.BUILTIN:
                 prof = simdev.BUILTIN[name]
+                note = f"modelled: ember.sim kernel counts on the {name} roofline ({prof.source})"
             else:
                 raise ValueError(f"unknown modelled device {name!r}; choose from cpu, {', '.join(simdev.BUILTIN)}")
-            note = f"modelled: ember.sim kernel counts on the {name} roofline ({prof.source})"
             cache_limbs = int(prof.cache_mb * 2 ** 20 // (ring.n * 8))
             for level in levels:
                 for op, count in _MODEL_OPS:
@@ -267,15 +273,6 @@ def node_count(node) -> int:
     if node.op in ("mul_plain_sum", "mul_sum"):
         return max(1, len(node.inputs) // 2)
     return 1
-
-
-def _cpu_profile_path() -> Optional[str]:
-    """`ember sim calibrate`'s profile of this CPU, else the repository's bench/sim/cpu_calibration.json."""
-    from ..sim.devices import default_cpu_profile_path
-    for p in (default_cpu_profile_path(), Path.cwd() / "bench" / "sim" / "cpu_calibration.json"):
-        if p.exists():
-            return str(p)
-    return None
 
 
 _NEEDS_LEVEL = {"mul", "mul_sum", "mul_const", "rescale", "adjust_to", "mod_down_rescale"}

@@ -1,13 +1,13 @@
 """A schedule's Gantt chart (matplotlib, imported only when drawing)."""
 from __future__ import annotations
 
-from ..graph.draw import _colour, _plt
+from ..graph.draw import op_colour, pyplot
 
 
 def gantt(schedule, path, title: str = "", ops: dict | None = None) -> None:
     """One row per device, one bar per task (copies of duplicated tasks hatched), coloured by operation kind when
     `ops` ({task: op}) is given; the title names the modelled devices."""
-    plt = _plt()
+    plt = pyplot()
     names = schedule.problem.devices
     fig, ax = plt.subplots(figsize=(11, 1 + 0.5 * len(names)))
     ms = schedule.makespan
@@ -15,11 +15,11 @@ def gantt(schedule, path, title: str = "", ops: dict | None = None) -> None:
     for t, d in schedule.device.items():
         op = ops.get(t, "") if ops else ""
         ax.barh(d, (schedule.finish[t] - schedule.start[t]) * scale, left=schedule.start[t] * scale, height=0.8,
-                color=_colour(op) if op else "#4e79a7", edgecolor="none")
+                color=op_colour(op) if op else "#4e79a7", edgecolor="none")
     for t, xs in schedule.copies.items():  # duplicated tasks (sched.best(duplicate=True)): hatched
         op = ops.get(t, "") if ops else ""
         for d, s0, f0 in xs:
-            ax.barh(d, (f0 - s0) * scale, left=s0 * scale, height=0.8, color=_colour(op) if op else "#4e79a7",
+            ax.barh(d, (f0 - s0) * scale, left=s0 * scale, height=0.8, color=op_colour(op) if op else "#4e79a7",
                     edgecolor="black", hatch="//", linewidth=0.3)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names)

@@ -26,24 +26,17 @@ import heapq
 import math
 from typing import Optional
 
-from .algorithms import _REL, _q, _Timeline
 from .problem import Problem
 from .schedule import Schedule
+from .timeline import REL, Timeline, ready_queue
 
 
 def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: Optional[list[list[float]]] = None,
                       tiebreak: Optional[list[float]] = None, depth: int = 1) -> Schedule:
     n, P = len(pr.tasks), pr.p
-    scale = max((abs(x) for x in priority if not math.isinf(x)), default=1.0)
-    if tiebreak is None:
-        key = [-_q(x, scale) for x in priority]
-    else:
-        tscale = max((abs(x) for x in tiebreak if not math.isinf(x)), default=1.0)
-        key = [(-_q(x, scale), -_q(y, tscale)) for x, y in zip(priority, tiebreak)]
     indeg = [len(pr.pred[i]) for i in range(n)]
-    heap = [(key[i], i) for i in range(n) if indeg[i] == 0]
-    heapq.heapify(heap)
-    lines = [_Timeline() for _ in range(P)]
+    key, heap = ready_queue(priority, tiebreak, indeg)
+    lines = [Timeline() for _ in range(P)]
     inst: list[list[tuple[int, float, float]]] = [[] for _ in range(n)]  # (device, start, finish); [0] original
     lat, bw = pr.lat, pr.bw
 
@@ -72,7 +65,7 @@ def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: 
             s = lines[p].earliest(ready, c)
             f = s + c
             obj = f + lookahead[i][p] if lookahead is not None else f
-            if best is None or obj < best[0] - _REL * max(1.0, abs(obj)):
+            if best is None or obj < best[0] - REL * max(1.0, abs(obj)):
                 best = (obj, p, s, f, None)
             # copies on p of the critical producer, and of its own critical producer, ... (up to `depth` levels)
             chain, x = [], crit
@@ -87,7 +80,7 @@ def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: 
                         rx, nxt = r, y
                 x = nxt
             for L in range(1, len(chain) + 1):
-                tl = _clone(lines[p])
+                tl = lines[p].clone()
                 placed, prev_t, prev_f = [], -1, 0.0
                 for x in reversed(chain[:L]):  # the deepest copy first; each feeds the next
                     rx = max((prev_f if y == prev_t else arrive(y, by, p) for y, by in pr.pred[x]), default=0.0)
@@ -96,13 +89,13 @@ def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: 
                     tl.add(sx, fx)
                     placed.append((x, sx, fx))
                     prev_t, prev_f = x, fx
-                if prev_f >= ready - _REL * max(1.0, ready):
+                if prev_f >= ready - REL * max(1.0, ready):
                     continue  # the copies would not deliver earlier than the transfer
                 others = max((arrive(u, b, p) for u, b in pr.pred[i] if u != crit), default=0.0)
                 s2 = tl.earliest(max(others, prev_f), c)
                 f2 = s2 + c
                 obj2 = f2 + lookahead[i][p] if lookahead is not None else f2
-                if obj2 < best[0] - _REL * max(1.0, abs(obj2)) and f2 < f - _REL * max(1.0, f):
+                if obj2 < best[0] - REL * max(1.0, abs(obj2)) and f2 < f - REL * max(1.0, f):
                     best = (obj2, p, s2, f2, placed)
         _, p, s, f, dup = best
         for u, su, fu in dup or ():
@@ -120,8 +113,3 @@ def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: 
     return Schedule(algo, pr, {T[i]: inst[i][0][0] for i in range(n)}, {T[i]: inst[i][0][1] for i in range(n)},
                     {T[i]: inst[i][0][2] for i in range(n)}, [T[i] for i in order], copies=copies)
 
-
-def _clone(t: _Timeline) -> _Timeline:
-    c = _Timeline()
-    c.gs, c.ge, c.n, c.tail = t.gs.copy(), t.ge.copy(), t.n, t.tail
-    return c

@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ..sim.kernels import digit_partition
+from ..params import digit_partition
 from .plan import problem_of
 from .problem import Problem
 
@@ -79,11 +79,8 @@ def _profile(model: str):
     from ..sim import devices as simdev
     if model in simdev.BUILTIN:
         return simdev.BUILTIN[model]
-    if model.startswith("cpu"):
-        from .costs import _cpu_profile_path
-        path = _cpu_profile_path()
-        if path:
-            return simdev.load("cpu", path)
+    if model.startswith("cpu"):     # this CPU's calibration, else the embedded reference machine's
+        return simdev.cpu_profile()[0]
     return simdev.BUILTIN["h100"]
 
 
@@ -118,10 +115,10 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
             pre.ntt(d, [0], inverse=True)
         drop, tails = 0, 0
     elif op in KEY_SWITCH_Q | KEY_SWITCH_RAISED:
-        if op in PRODUCTS:  # the tensor product (EmberModel._tensor): d2 = c1 c1' first, d0 and d1 beside the switch
+        if op in PRODUCTS:  # the tensor product (EmberModel.tensor): d2 = c1 c1' first, d0 and d1 beside the switch
             for _ in range(products):
-                tens._tensor_d01(tens.ciphertext(q, "a"), tens.ciphertext(q, "b"))
-                pre._tensor_d2(pre.ciphertext(q, "a"), pre.ciphertext(q, "b"))
+                tens.tensor_d01(tens.ciphertext(q, "a"), tens.ciphertext(q, "b"))
+                pre.tensor_d2(pre.ciphertext(q, "a"), pre.ciphertext(q, "b"))
         pre.ntt(pre.tmp(q), range(q), inverse=True, src=pre.ciphertext(q).c1)
         drop = ring.k + (1 if op in PRODUCTS and merged else 0)
         tails = 0 if op in KEY_SWITCH_RAISED else 2 * (outputs if op == "rotate_many" else 1)

@@ -2,7 +2,9 @@
 
 A profile is a roofline: modular multiplications per second, modular additions per second, DRAM bandwidth
 and on-chip memory. The CPU profile is measured on this machine by `ember sim calibrate` (Ember's own
-kernels, one rate per kernel); the others come from published figures, cited below.
+kernels, one rate per kernel); until it is, the calibrated profile of a reference machine ships with the package
+(reference_cpu.json: the 2-core development VM, Xeon with AVX-512 IFMA, 2026-11-21) and every output that uses it
+says so ("embedded reference"). The others come from published figures, cited below.
 
 Sources
   [H100]  NVIDIA H100 Tensor Core GPU datasheet (2023): H100 SXM5, 3.35 TB/s HBM3, 50 MB L2 cache;
@@ -128,16 +130,62 @@ def default_cpu_profile_path() -> Path:
     return base / "ember" / "sim-cpu.json"
 
 
-def load(name_or_path: str, cpu_profile: Optional[str] = None) -> Profile:
-    """A built-in profile by name, 'cpu' (this machine's calibration), or a JSON file."""
+#: The calibrated CPU profile of the reference machine, shipped with the package (package data).
+REFERENCE_CPU_PROFILE = Path(__file__).with_name("reference_cpu.json")
+
+
+def reference_cpu_profile() -> Profile:
+    """The embedded reference machine's calibrated CPU profile (its `source` names the machine).
+
+    Returns
+    -------
+    Profile
+        The figures `ember sim calibrate --threads 2` measured on the 2-core development VM (Intel Xeon with
+        AVX-512 IFMA), 2026-11-21.
+    """
+    return Profile.from_json(REFERENCE_CPU_PROFILE.read_text())
+
+
+def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
+    """The CPU profile the time models use, and where it comes from.
+
+    Parameters
+    ----------
+    path : str, optional
+        A profile JSON to use. None: this machine's calibration (default_cpu_profile_path(), written by
+        `ember sim calibrate`) when there is one, else the embedded reference machine's.
+
+    Returns
+    -------
+    (Profile, str)
+        The profile and a label for the output: "calibrated (PATH)" or "embedded reference (MACHINE ...)".
+
+    Raises
+    ------
+    FileNotFoundError
+        If `path` is given and does not exist.
+    ValueError
+        If the file is not a valid profile.
+    """
+    if path is not None:
+        p = Path(path)
+        if not p.exists():
+            raise FileNotFoundError(f"no CPU profile at {p}")
+        return Profile.from_json(p.read_text()), f"calibrated ({p})"
+    p = default_cpu_profile_path()
+    if p.exists():
+        return Profile.from_json(p.read_text()), f"calibrated ({p})"
+    ref = reference_cpu_profile()
+    return ref, ref.source + "; run `ember sim calibrate` for this machine's own figures"
+
+
+def load(name_or_path: str, cpu_profile_path: Optional[str] = None) -> Profile:
+    """A built-in profile by name, 'cpu' (this machine's calibration, else the embedded reference machine's:
+    cpu_profile()), or a JSON file."""
     if name_or_path in BUILTIN:
         return BUILTIN[name_or_path]
     if name_or_path == "cpu":
-        path = Path(cpu_profile) if cpu_profile else default_cpu_profile_path()
-        if not path.exists():
-            raise FileNotFoundError(f"no CPU profile at {path}; run `ember sim calibrate` first "
-                                    f"(or pass --profile FILE, e.g. bench/sim/cpu_calibration.json)")
-        return Profile.from_json(path.read_text())
+        return cpu_profile(cpu_profile_path)[0]
     path = Path(name_or_path)
     if path.exists():
         return Profile.from_json(path.read_text())

@@ -24,7 +24,7 @@ def _levels(graph, node) -> list[int]:
     return [graph.values[v].level for v in node.inputs if graph.values[v].kind == "ciphertext"]
 
 
-def _raised(graph, node) -> bool:
+def operand_raised(graph, node) -> bool:
     """Whether the node's first ciphertext operand is over Q_l U P (its bytes hold more than level + 1 limbs)."""
     n = 1 << int(graph.meta.get("params", {}).get("log_n", 0) or 0)
     for v in node.inputs:
@@ -164,7 +164,7 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
         elif op == "mul":
             m.mul_ct(a, b, merged=bool(params.get("merged", 1)))
         else:
-            d0, d1, d2 = m._tensor(a, b)
+            d0, d1, d2 = m.tensor(a, b)
             digits = m.mod_up_digits(d2)
             u, v = m.ksk_inner_product(digits, "relin")
             uu, vv = m.divide_by_dropped(u, 0), m.divide_by_dropped(v, 0)
@@ -213,7 +213,7 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
 def node_counts(ring: Ring, graph, node, merged: bool = True, limb_fusion: bool = True) -> dict:
     """Per-kernel counts of one captured node (traced kernels only)."""
     m = op_model(ring, node.op, _levels(graph, node), node.level, node.params, len(node.outputs), merged, limb_fusion,
-                 raised=_raised(graph, node), slots=node.slots)
+                 raised=operand_raised(graph, node), slots=node.slots)
     return {k: v for k, v in m.counts.items() if k not in UNTRACED}
 
 

@@ -29,6 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..params import digit_partition  # noqa: F401  (re-exported: ember.sim.kernels.digit_partition)
 from .cost import Cost, SimParams, Techniques
 
 WORD = 8  # Ember stores every residue in a 64-bit word
@@ -39,28 +40,12 @@ UNTRACED = ("memcpy", "memset", "mod_raise")
 def special_primes(q_count: int, dnum: int, log_scale: int = 50, first_mod_bits: int = 60, sp_bits: int = 60) -> int:
     """K as cpp/ckks/params.cpp picks it: the fewest sp_bits primes with log P >= largest digit + 16 bits.
     Digits are cut from the top, so the largest one holds alpha scale primes (or q_0 when dnum = q_count)."""
-    alpha = -(-q_count // dnum)
     bits = [first_mod_bits] + [log_scale] * (q_count - 1)
-    best = 0.0
-    for j in range(dnum):
-        last, first = q_count - min(q_count, j * alpha), q_count - min(q_count, (j + 1) * alpha)
-        if last > first:
-            best = max(best, sum(bits[first:last]))
+    best = max((float(sum(bits[first:last])) for first, last in digit_partition(q_count, dnum)), default=0.0)
     k = math.ceil((best + 16) / (sp_bits - 0.5))
     while k * (sp_bits - 0.01) < best + 16:
         k += 1
     return k
-
-
-def digit_partition(q_count: int, dnum: int) -> list[tuple[int, int]]:
-    """[first, last) prime ranges of the digits, cut from the top of the chain (key_switch.cpp)."""
-    alpha = -(-q_count // dnum)
-    out = []
-    for j in range(dnum):
-        last, first = q_count - min(q_count, j * alpha), q_count - min(q_count, (j + 1) * alpha)
-        if last > first:
-            out.append((first, last))
-    return out
 
 
 @dataclass(eq=False)
@@ -472,11 +457,12 @@ class EmberModel:
     def rescale(self, a: Ct) -> Ct:
         return Ct(self.divide_by_dropped(a.c0, 1), self.divide_by_dropped(a.c1, 1))
 
-    def _tensor(self, a: Ct, b: Ct):
-        d0, d1 = self._tensor_d01(a, b)
-        return d0, d1, self._tensor_d2(a, b)
+    def tensor(self, a: Ct, b: Ct):
+        """(d0, d1, d2) of the tensor product of two ciphertexts."""
+        d0, d1 = self.tensor_d01(a, b)
+        return d0, d1, self.tensor_d2(a, b)
 
-    def _tensor_d01(self, a: Ct, b: Ct):
+    def tensor_d01(self, a: Ct, b: Ct):
         """d0 = c0 c0' and d1 = c0 c1' + c1 c0' (the terms relinearization does not decompose)."""
         d0, d1 = (self.tmp(a.q, name=f"d{i}") for i in range(2))
         self.mul(d0, a.c0, b.c0)
@@ -484,7 +470,7 @@ class EmberModel:
         self.mul_add(d1, a.c1, b.c0)
         return d0, d1
 
-    def _tensor_d2(self, a: Ct, b: Ct):
+    def tensor_d2(self, a: Ct, b: Ct):
         """d2 = c1 c1' (the term relinearization decomposes)."""
         d2 = self.tmp(a.q, name="d2")
         self.mul(d2, a.c1, b.c1)
@@ -501,7 +487,7 @@ class EmberModel:
         a, b = pairs[0]
         if a.q < 2:
             raise ValueError("cannot multiply: no level left to rescale into")
-        d0, d1, d2 = self._tensor(a, b)
+        d0, d1, d2 = self.tensor(a, b)
         for x, y in pairs[1:]:
             self.mul_add(d0, x.c0, y.c0)
             self.mul_add(d1, x.c0, y.c1)

@@ -27,30 +27,23 @@ def _table(title: str, cols: list[str], rows: list[list]) -> None:
 
 
 def _load_graph(args):
-    from ember.graph import load
-    from .programs import PROGRAMS
+    from ..graph import PROGRAMS, graph_of, load
     src = args.source
-    if src in PROGRAMS:
-        return PROGRAMS[src](log_n=args.log_n or 16, levels=args.levels, insecure=args.insecure)
+    if src in PROGRAMS:   # the one registry of named programs (ember.graph.programs); None: the program's default
+        return graph_of(src, log_n=args.log_n, levels=args.levels, insecure=args.insecure)
     if src.endswith(".json"):
         return load(src)
     if ".py:" in src:  # FILE.py:FUNCTION, a program(ctx, keys) -> ciphertext, captured symbolically
         return _program_from_file(src, args)
-    try:  # an application program of ember.apps, when that package provides graph builders
-        import importlib
-        apps = importlib.import_module("ember.apps")
-        build = getattr(apps, "graph_of", None)
-        if build is not None:
-            return build(src, log_n=args.log_n)  # None: the application's own parameters
-    except ModuleNotFoundError:
-        pass
-    raise SystemExit(f"ember: unknown program or graph {src!r}; give a graph JSON file or one of {', '.join(PROGRAMS)}")
+    raise ValueError(f"unknown program or graph {src!r}; give a graph JSON file, FILE.py:FUNCTION or one of "
+                     f"{', '.join(PROGRAMS)}")
 
 
 def _program_from_file(spec: str, args):
     import importlib.util
-    import ember
-    from .programs import capture_program
+
+    from ..graph import capture_program
+    from ..params import CkksParams
     path, _, name = spec.rpartition(":")
     mod_spec = importlib.util.spec_from_file_location("ember_user_program", path)
     if mod_spec is None:
@@ -60,7 +53,8 @@ def _program_from_file(spec: str, args):
     fn = getattr(mod, name, None)
     if not callable(fn):
         raise ValueError(f"{path} has no function {name!r}")
-    params = ember.CkksParams.bootstrappable(log_n=args.log_n or 16, levels=args.levels, insecure=args.insecure)
+    params = CkksParams.bootstrappable(log_n=16 if args.log_n is None else args.log_n,
+                                       levels=9 if args.levels is None else args.levels, insecure=args.insecure)
     rotations = getattr(fn, "rotations", ())
     g = capture_program(fn, params, rotations=rotations, bootstrapping=True)
     g.meta["program"] = spec
@@ -68,8 +62,8 @@ def _program_from_file(spec: str, args):
 
 
 def _costs(args, graph, platform):
-    from .costs import CostTable
-    from .plan import default_costs
+    from ..sched.costs import CostTable
+    from ..sched.plan import default_costs
     table = CostTable()
     for path in args.costs or []:
         table.merge(CostTable.load(path))
@@ -83,11 +77,11 @@ def _costs(args, graph, platform):
 
 
 def _schedule(args) -> int:
-    from .plan import schedule_graph
-    from .platform import load_platform
+    from ..sched.plan import schedule_graph
+    from ..sched.platform import load_platform
     graph = _load_graph(args)
     if args.split_hoisted:
-        from ember.graph import split_hoisted
+        from ..graph import split_hoisted
         graph = split_hoisted(graph, parts=args.split_hoisted)
     platform = load_platform(args.platform)
     costs = _costs(args, graph, platform)
@@ -95,14 +89,15 @@ def _schedule(args) -> int:
     out = {"graph": {"nodes": len(graph), "program": graph.meta.get("program"), "params": graph.meta.get("params")},
            "platform": platform.to_dict(),
            "cost_sources": {m: costs.source(m) for m in sorted({d.model for d in platform.devices})},
+           "cost_notes": {m: costs.note(m) for m in sorted({d.model for d in platform.devices})},
            "schedules": {}}
     rows = []
     base = None
     ops = {n.id: n.op for n in graph.nodes}
     limb_problem = None
     if args.limb_parts:
-        from .limbs import limb_split
-        from .plan import schedule_problem
+        from ..sched.limbs import limb_split
+        from ..sched.plan import schedule_problem
         limb_problem = limb_split(graph, platform, costs, args.limb_parts)
         out["graph"]["limb_parts"], out["graph"]["tasks"] = args.limb_parts, len(limb_problem.tasks)
         ops = {t: ops[t[0]] for t in limb_problem.tasks} if args.limb_parts > 1 else ops
@@ -118,11 +113,11 @@ def _schedule(args) -> int:
         rows.append([a, s.makespan * 1e3, (base / s.makespan) if base else "", s.slr, s.speedup, s.efficiency,
                      s.cp_min() * 1e3, " ".join(f"{k}={v:.2f}" for k, v in s.utilisation().items())])
         if args.png:
-            from .draw import gantt
+            from ..sched.draw import gantt
             path = args.png if len(algos) == 1 else args.png.replace(".png", f"-{a}.png")
             gantt(s, path, title=f"{a} on {platform.name}", ops=ops)
     modelled = [d.name for d in platform.devices if costs.source(d.model) == "modelled"]
-    from .bounds import lower_bound
+    from ..sched.bounds import lower_bound
     lb = lower_bound(s.problem)  # any schedule of this graph on this platform takes at least this long
     out["lower_bound"] = {(k if k == "sync_tasks" else k + "_s"): v for k, v in lb.items()}
     out["modelled_devices"] = modelled
@@ -132,6 +127,9 @@ def _schedule(args) -> int:
            ["algo", "makespan_ms", "vs naive", "SLR", "speedup", "efficiency", "CP bound ms", "utilisation"], rows)
     print(f"lower bound on any schedule: {lb['bound'] * 1e3:.4g} ms (with task copies: "
           f"{lb['bound_with_copies'] * 1e3:.4g} ms; ember.sched.bounds)", file=sys.stderr)
+    for m, note in out["cost_notes"].items():   # which CPU profile a modelled CPU's figures come from
+        if "profile: " in note:
+            print(f"{m}: {note[note.index('profile: '):]}", file=sys.stderr)
     return 0
 
 
@@ -139,7 +137,7 @@ def _graph(args) -> int:
     if args.source == "show":
         if not args.file:
             raise SystemExit("ember graph show FILE.json")
-        from ember.graph import load
+        from ..graph import load
         g = load(args.file)
     else:
         g = _load_graph(args)
@@ -156,11 +154,16 @@ def _graph(args) -> int:
 
 def _profile(args) -> int:
     import ember
-    from .profile import measure
+    from ..sched.profile import measure
+    levels = args.levels
     if args.bootstrappable:
-        params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=args.levels, insecure=args.insecure)
+        params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=9 if levels is None else levels,
+                                                 insecure=args.insecure)
     else:
-        params = ember.CkksParams(log_n=args.log_n, levels=args.levels, log_scale=args.log_scale, dnum=args.dnum,
+        if levels is None:      # follows N: the most the 128-bit bound allows (9 with --insecure)
+            levels = 9 if args.insecure else (ember.CkksParams.max_secure_levels(args.log_n, args.log_scale, 60,
+                                                                                  args.dnum) or 9)
+        params = ember.CkksParams(log_n=args.log_n, levels=levels, log_scale=args.log_scale, dnum=args.dnum,
                                   insecure=args.insecure)
     levels = None
     if args.every > 1:
@@ -172,7 +175,7 @@ def _profile(args) -> int:
     for th in args.threads:
         t = measure(params, threads=th, levels=levels, runs=args.runs, progress=sys.stderr.isatty())
         if args.with_bootstrapping:
-            from .profile import measure_bootstrapping
+            from ..sched.profile import measure_bootstrapping
             n = measure_bootstrapping(params, t, threads=th, runs=args.with_bootstrapping,
                                       progress=sys.stderr.isatty())
             print(f"cpu-{th}t: {n} entries from the nodes of live bootstrappings", file=sys.stderr)
@@ -200,16 +203,21 @@ def _clear_errors(fn):
 
 
 def add_parser(sub) -> None:
+    from ..graph import PROGRAMS
+    names = ", ".join(PROGRAMS)
+
     def common(p):
         p.add_argument("--log-n", type=int, default=None,
-                       help="programs: ring degree (default 16; an application of ember.apps: its own parameters)")
-        p.add_argument("--levels", type=int, default=9, help="programs: user levels (default 9)")
+                       help="programs: log2 of the ring degree (default: the program's own; FILE.py:FUNCTION 16)")
+        p.add_argument("--levels", type=int, default=None,
+                       help="programs: computation levels (default: the program's own; FILE.py:FUNCTION 9)")
         p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
 
     s = sub.add_parser("schedule", help="schedule a program or a graph JSON on a platform (naive, HEFT, PEFT, best)")
-    s.add_argument("source", help="a graph JSON file, a built-in program (boot, helr) or FILE.py:FUNCTION, a "
-                                  "program(ctx, keys) -> ciphertext (its optional attribute .rotations lists the "
-                                  "rotation keys it needs) captured symbolically on bootstrappable parameters")
+    s.add_argument("source", help=f"a graph JSON file, a named program ({names}: ember.graph.PROGRAMS) or "
+                                  "FILE.py:FUNCTION, a program(ctx, keys) -> ciphertext (its optional attribute "
+                                  ".rotations lists the rotation keys it needs) captured symbolically on "
+                                  "bootstrappable parameters")
     s.add_argument("--platform", default="paper", help="paper[:F,G], this[:T], dask:K[:BW] or a platform JSON")
     s.add_argument("--algo", default="heft", choices=["naive", "heft", "peft", "best", "best-dup", "all"],
                    help="best-dup: best with task duplication (copies of a producer instead of slow transfers)")
@@ -230,7 +238,7 @@ def add_parser(sub) -> None:
     s.set_defaults(fn=_clear_errors(_schedule))
 
     g = sub.add_parser("graph", help="capture a program's graph (symbolic) or show a graph JSON")
-    g.add_argument("source", help="boot, helr, FILE.py:FUNCTION, or 'show'")
+    g.add_argument("source", help=f"a named program ({names}), FILE.py:FUNCTION, or 'show'")
     g.add_argument("file", nargs="?", help="show: the graph JSON")
     g.add_argument("-o", "--output", help="save the graph JSON")
     g.add_argument("--png", help="draw the graph (small graphs)")
@@ -238,8 +246,10 @@ def add_parser(sub) -> None:
     g.set_defaults(fn=_clear_errors(_graph))
 
     p = sub.add_parser("profile", help="measure this CPU's cost table (seconds per op kind and level)")
-    p.add_argument("--log-n", type=int, default=13)
-    p.add_argument("--levels", type=int, default=9)
+    p.add_argument("--log-n", type=int, default=14, help="log2 of the ring degree (default 14)")
+    p.add_argument("--levels", type=int, default=None,
+                   help="levels (default: the most the 128-bit bound allows at --log-n, 5 at 14; --bootstrappable or "
+                        "--insecure: 9)")
     p.add_argument("--log-scale", type=int, default=40)
     p.add_argument("--dnum", type=int, default=3)
     p.add_argument("--bootstrappable", action="store_true", help="the parameters of CkksParams.bootstrappable (their levels)")

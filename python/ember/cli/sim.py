@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .cost import TECH_HELP, SimParams
+from ..sim.cost import TECH_HELP, SimParams
 
 # Terminal tables: the per-result columns (the parameters go to the title); a pipe gets every field as JSON.
 _COLS = ["op", "gops", "mults", "dram_gb", "ct_read_gb", "ct_write_gb", "key_read_gb", "pt_read_gb", "ai",
@@ -103,7 +103,12 @@ def _params(a) -> SimParams:
 def _device(a):
     if not getattr(a, "device", None):
         return None
-    from .devices import load
+    if a.device == "cpu":   # this machine's calibration, else the embedded reference machine's: say which
+        from ..sim.devices import cpu_profile
+        prof, label = cpu_profile(getattr(a, "profile", None))
+        print(f"ember sim: cpu profile: {label}", file=sys.stderr)
+        return prof
+    from ..sim.devices import load
     return load(a.device, getattr(a, "profile", None))
 
 
@@ -113,7 +118,7 @@ def _fail(cmd: str, e: Exception) -> int:
 
 
 def _op(a) -> int:
-    from .model import OPS, simulate
+    from ..sim.model import OPS, simulate
 
     try:
         p = _params(a)
@@ -129,11 +134,11 @@ def _op(a) -> int:
     for r in results:
         rec = r.record()
         if a.measure:
-            from .calibrate import measure
+            from ..sim.calibrate import measure
             try:
                 lt = None
                 if r.op == "LinearTransform":
-                    from .kernels import lt_spec
+                    from ..sim.kernels import lt_spec
                     lt = lt_spec(p, a.diagonals, indices, a.slots, a.n1)
                 rec.update(measure(r.op, p, threads=a.threads, runs=a.runs, rotations=a.rotations,
                                    merged=r.techniques.merge, lt=lt, hoisted=r.techniques.hoist))
@@ -150,8 +155,8 @@ def _op(a) -> int:
             _emit([dict(kernel=k, **c) for k, c in sorted(r.kernels.items())],
                   ["kernel", "calls", "mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written"], f"{r.op}: kernels")
     if a.png:
-        from .devices import BUILTIN
-        from .plot import roofline
+        from ..sim.devices import BUILTIN
+        from ..sim.plot import roofline
         roofline(results, dev or BUILTIN["asic"], a.png)
     return 0
 
@@ -160,7 +165,7 @@ def _lt_indices(a, p: SimParams):
     """--indices of LinearTransform (None: --diagonals or the first DFT factor)."""
     if not a.indices:
         return None
-    from .kernels import parse_indices
+    from ..sim.kernels import parse_indices
     return parse_indices(a.indices, a.slots or p.slots, p.fft_iters)
 
 
@@ -169,10 +174,10 @@ def _boot_library(a) -> int:
     modelled node by node (graph_model: each node equals the library's measured counters), so the figures are
     what the library runs -- sparse-secret encapsulation and EvalMod as built."""
     import ember
-    from .graph_model import UNTRACED, _raised, op_model
-    from .kernels import Ring
-    from .timing import predict
-    from ..sched.programs import boot_graph
+    from ..sim.graph_model import UNTRACED, op_model, operand_raised
+    from ..sim.kernels import Ring
+    from ..sim.timing import predict
+    from ..graph.programs import boot_graph
     try:
         dev = _device(a)
         g = boot_graph(log_n=a.log_n, insecure=a.log_n < 16)
@@ -184,7 +189,7 @@ def _boot_library(a) -> int:
     ms = 0.0
     for n in g.nodes:
         levels = [g.values[v].level for v in n.inputs if g.values[v].kind == "ciphertext"]
-        m = op_model(ring, n.op, levels, n.level, n.params, len(n.outputs), raised=_raised(g, n), slots=n.slots)
+        m = op_model(ring, n.op, levels, n.level, n.params, len(n.outputs), raised=operand_raised(g, n), slots=n.slots)
         for kern, c in m.counts.items():
             if kern in UNTRACED:
                 continue
@@ -202,7 +207,7 @@ def _boot_library(a) -> int:
 
 
 def _boot(a) -> int:
-    from .model import simulate
+    from ..sim.model import simulate
 
     if getattr(a, "library", False):
         return _boot_library(a)
@@ -237,7 +242,7 @@ def _boot(a) -> int:
             _emit([dict(stage=k, **v) for k, v in rec["stages"].items()], ["stage", "gops", "dram_gb"],
                   f"stages {rec.get('step', '')}")
     if a.png:
-        from .plot import stacked_bars
+        from ..sim.plot import stacked_bars
         labels = [lab or r.techniques.label() for (lab, _), r in zip(steps, results)]
         stacked_bars(results, labels, a.png, f"Bootstrap, log N = {p.log_n}, {p.limbs} limbs, dnum = {p.dnum}, "
                                              f"{a.cache_mb:g} MiB ({a.accounting})")
@@ -256,8 +261,8 @@ def _ints(spec: str) -> list[int]:
 
 
 def _search(a) -> int:
-    from .devices import Profile, asic, load
-    from .search import SPARSE_192, search
+    from ..sim.devices import Profile, asic, load
+    from ..sim.search import SPARSE_192, search
 
     try:
         if a.device:
@@ -287,8 +292,8 @@ def _search(a) -> int:
 def _calibrate(a) -> int:
     from pathlib import Path
 
-    from .calibrate import calibrate
-    from .devices import default_cpu_profile_path
+    from ..sim.calibrate import calibrate
+    from ..sim.devices import default_cpu_profile_path
 
     say = (lambda m: print(m, file=sys.stderr)) if sys.stderr.isatty() else None
     try:
@@ -309,7 +314,7 @@ def _calibrate(a) -> int:
 
 def add_parser(subparsers) -> None:
     """Registers `ember sim` on the `ember` command's subparsers."""
-    from .model import ACCOUNTINGS, OPS
+    from ..sim.model import ACCOUNTINGS, OPS
 
     s = subparsers.add_parser("sim", help="cost simulator: operations, DRAM traffic, time, parameter search")
     sub = s.add_subparsers(dest="sim_cmd", required=True)
@@ -373,7 +378,8 @@ def add_parser(subparsers) -> None:
     q.set_defaults(fn=_search)
 
     c = sub.add_parser("calibrate", help="measure this CPU's kernel rates with Ember's kernels")
-    c.add_argument("--out", default=None, help="profile JSON (default: ~/.cache/ember/sim-cpu.json)")
+    c.add_argument("--out", default=None, help="profile JSON (default: ~/.cache/ember/sim-cpu.json, or "
+                                               "$EMBER_SIM_CPU_PROFILE; until then the embedded reference machine's)")
     c.add_argument("--threads", type=int, default=2)
     c.add_argument("--repeats", type=int, default=5)
     c.add_argument("--compute-log-n", type=int, default=13)
