@@ -95,8 +95,8 @@ def run(args) -> dict:
             s = solve(name, g, plat, costs, algo, parts=4, seed=args.seed)
             dt = time.perf_counter() - t0
             s.validate()
-            row[algo] = {"makespan_ms": s.makespan * 1e3, "schedule_s": dt, "utilisation": s.utilisation(),
-                         "cp_bound_ms": s.cp_min() * 1e3}
+            row[algo] = {"makespan_ms": s.makespan * 1e3, "schedule_s": dt, "utilisation": s.utilisation,
+                         "cp_bound_ms": s.cp_min * 1e3}
             print(json.dumps({"table": 1, "program": name, "nodes": len(g), "algo": algo, **row[algo]}))
         res["table1"][name] = row
         # Table 2: configurations

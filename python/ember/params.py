@@ -184,6 +184,11 @@ class CkksParams:
         except TypeError as e:
             raise ValueError(f"bad CkksParams recipe: {e}") from None
 
+    def __reduce__(self):
+        # pickled as its recipe (the binding's ParamsCore does not pickle): a fitted estimator holding its
+        # parameters pickles, and the copy is the same set (validated again on load)
+        return (type(self).from_recipe, (self.recipe(),))
+
     def __getattr__(self, name):
         if name == "_core":
             raise AttributeError(name)

@@ -240,7 +240,7 @@ def test_malformed_json_is_a_value_error(edit, message):
     Graph.from_dict(d)  # the unedited document is valid
     edit(d)
     with pytest.raises(ValueError, match=message):
-        Graph.from_json(json.dumps(d))
+        Graph.from_dict(json.loads(json.dumps(d)))
 
 
 def test_not_json(tmp_path):

@@ -109,10 +109,16 @@ def test_overhead_model_from_a_run(setup, pool):
     assert ov.charge({"a": [0.5, math.inf], "src": [0.0, math.inf]}) == {"a": [0.7, math.inf], "src": [0.0, math.inf]}
     with pytest.raises(ValueError):
         ExecutorOverhead.fit(RunResult([], 1.0), 2)
+    # tasks busier than the wall allows (timer skew): the negative estimate is clamped to 0, not returned
+    assert ExecutorOverhead.fit(RunResult([], 1.0, {0: 0.6, 1: 0.6, 2: 0.6, 3: 0.6}), 2).per_task_s == 0.0
     ctx, keys, xs, cts = setup                                           # and on a real run's records
     res = pool.map(workloads.mul_rotate, cts)
     real = ExecutorOverhead.fit(res, 2)
-    assert real.per_task_s >= 0 and set(real.breakdown) >= {"open_s", "publish_s", "round_trip_s"}
+    secs = list(res.node_seconds.values())
+    assert real.per_task_s == pytest.approx(max(0.0, (2 * res.seconds - math.fsum(secs)) / len(secs)), rel=1e-12)
+    assert (real.tasks, real.wall_s) == (len(cts), res.seconds)
+    for k in ("open_s", "publish_s", "round_trip_s"):
+        assert real.breakdown[k] == pytest.approx(np.median([r[k] for r in res.records]), rel=1e-12), k
 
 
 def test_pool_shared_memory_is_reused_and_removed(setup):

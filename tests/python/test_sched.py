@@ -53,13 +53,33 @@ def test_metrics_on_the_heft_example():
     pr = Problem(HEFT_W, HEFT_E, ONES)
     for i in pr.topo:
         best[i] = min(pr.w[i]) + max((best[u] for u, _ in pr.pred[i]), default=0)
-    assert s.cp_min() == max(best.values())
+    assert s.cp_min == max(best.values())
     assert s.slr == pytest.approx(80 / max(best.values()))
     seq = min(sum(c[d] for c in HEFT_W.values()) for d in range(3))
     assert s.speedup == pytest.approx(seq / 80) and s.efficiency == pytest.approx(seq / 80 / 3)
-    u = s.utilisation()
+    u = s.utilisation
     assert set(u) == {"dev0", "dev1", "dev2"}
     assert sum(u.values()) * 80 == pytest.approx(sum(s.finish[t] - s.start[t] for t in HEFT_W))
+
+
+def test_metrics_are_all_properties_and_old_calls_warn():
+    """Every Schedule metric is a property; the ones that were methods still answer a call, with a
+    DeprecationWarning, and the same value (one release)."""
+    import inspect
+    import warnings
+    from ember.sched.schedule import Schedule
+    metrics = ("makespan", "slr", "speedup", "efficiency", "cp_min", "sequential", "busy", "utilisation", "transfers")
+    assert all(isinstance(inspect.getattr_static(Schedule, m), property) for m in metrics)
+    s = sched.heft(HEFT_W, HEFT_E, ONES)
+    for m in ("cp_min", "sequential", "busy", "utilisation", "transfers"):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert getattr(s, m)() == getattr(s, m)
+        assert [x.category for x in w] == [DeprecationWarning] and f"Schedule.{m}()" in str(w[0].message), m
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.summary()                                     # the library itself uses the properties
+    assert sum(s.busy) == pytest.approx(sum(s.finish[t] - s.start[t] for t in HEFT_W))
 
 
 def random_dag(rng, n, p, density=0.15, inf_rate=0.1):

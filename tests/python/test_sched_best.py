@@ -1,5 +1,8 @@
 """sched.best: the shortest of several list schedules (HEFT, PEFT, crossed priorities and placements, tie-breaks,
-seeded rank perturbations, start-time refinement). Valid, never worse than HEFT or PEFT, a hand-computed optimum."""
+seeded rank perturbations, start-time refinement). Valid; against the optimum by brute force on tiny DAGs and a
+hand-computed one. ("Never worse than HEFT or PEFT" cannot fail -- best keeps both among its variants -- so it is not
+what these tests check.)"""
+import itertools
 import math
 import random
 
@@ -9,11 +12,10 @@ from ember import sched
 from test_sched import HEFT_E, HEFT_W, ONES, PEFT_E, PEFT_W, random_dag
 
 
-def test_best_on_the_papers_examples_is_valid_and_no_worse():
+def test_best_on_the_papers_examples_is_valid():
     for w, e in ((HEFT_W, HEFT_E), (PEFT_W, PEFT_E)):
         b = sched.best(w, e, ONES)
         b.validate()
-        assert b.makespan <= min(sched.heft(w, e, ONES).makespan, sched.peft(w, e, ONES).makespan)
         assert b.extra["variants_tried"] >= 5 + 2 * 2 * 8
     # HEFT's 80 on Topcuoglu's Fig. 2 and PEFT's 122 on Arabnejad's example are upper bounds the variants keep
     assert sched.best(HEFT_W, HEFT_E, ONES).makespan <= 80
@@ -39,16 +41,61 @@ def test_best_hand_computed_optimum():
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_best_valid_and_never_worse_on_random_dags(seed):
+def test_best_valid_and_deterministic_on_random_dags(seed):
     rng = random.Random(100 + seed)
     cost, edges, bw, lat = random_dag(rng, rng.randrange(10, 90), rng.randrange(2, 6))
-    h = sched.heft(cost, edges, bw, lat)
-    p = sched.peft(cost, edges, bw, lat)
     b = sched.best(cost, edges, bw, lat)
     b.validate()  # precedences, transfer delays, no overlap on a device, durations equal costs
-    assert b.makespan <= min(h.makespan, p.makespan) * (1 + 1e-12)
     # the same seed gives the same schedule
     assert sched.best(cost, edges, bw, lat).makespan == b.makespan
+
+
+def _optimum(cost, edges, bw, lat):
+    """The optimal makespan by brute force: every placement and every topological order, each task started as
+    early as its device and inputs allow (the optimal schedule's tasks in order of start time are one such order,
+    and starting them as early as possible only moves them earlier: the minimum is the optimum)."""
+    tasks = list(cost)
+    p = len(next(iter(cost.values())))
+    preds = {t: [(u, b) for (u, v), b in edges.items() if v == t] for t in tasks}
+
+    def orders(done, rest):
+        if not rest:
+            yield done
+        for t in rest:
+            if all(u in done for u, _ in preds[t]):
+                yield from orders(done + [t], [r for r in rest if r != t])
+    topo = list(orders([], tasks))
+    best = math.inf
+    for place in itertools.product(range(p), repeat=len(tasks)):
+        dev = dict(zip(tasks, place))
+        if any(math.isinf(cost[t][dev[t]]) for t in tasks):
+            continue
+        for order in topo:
+            free, fin = [0.0] * p, {}
+            for t in order:
+                d = dev[t]
+                fin[t] = cost[t][d] + max([free[d]] + [fin[u] + (0.0 if dev[u] == d else lat[dev[u]][d] + b / bw[dev[u]][d])
+                                                     for u, b in preds[t]])
+                free[d] = fin[t]
+            best = min(best, max(fin.values()))
+    return best
+
+
+def test_best_against_the_brute_force_optimum():
+    """Twelve random 6-task DAGs on 2-3 devices: best is never below the optimum (a schedule below it would be
+    invalid), within 10% of it on every DAG and optimal (to 0.1%) on at least 9 (measured: 9 optimal, worst 1.0996;
+    HEFT alone: 6 optimal, worst 1.165, which fails both bounds)."""
+    ratios = []
+    for seed in range(12):
+        rng = random.Random(500 + seed)
+        cost, edges, bw, lat = random_dag(rng, 6, rng.randrange(2, 4), density=0.4)
+        opt = _optimum(cost, edges, bw, lat)
+        b = sched.best(cost, edges, bw, lat)
+        b.validate()
+        assert b.makespan >= opt * (1 - 1e-9), seed
+        ratios.append(b.makespan / opt)
+    assert max(ratios) <= 1.10, ratios
+    assert sum(r <= 1 + 1e-3 for r in ratios) >= 9, ratios
 
 
 def test_best_improves_on_heft_somewhere():

@@ -32,9 +32,9 @@ def test_duplication_hand_computed():
     assert d.device["v2"] == dev0 and d.start["v2"] == pytest.approx(1.6)
     assert d.summary()["duplicated_tasks"] == 1
     assert d.to_dict()["copies"][0]["task"] == "u"
-    assert d.busy() == pytest.approx([0.1 + 0.5 + 2, 0.5 + 2] if d.device["u"] == 0 else [0.5 + 2, 0.1 + 0.5 + 2])
+    assert d.busy == pytest.approx([0.1 + 0.5 + 2, 0.5 + 2] if d.device["u"] == 0 else [0.5 + 2, 0.1 + 0.5 + 2])
     # transfers: x's byte to the copy; v1 and v2 read u on their own devices
-    assert d.transfers() == (1, 1.0)
+    assert d.transfers == (1, 1.0)
     # a fast link: no copy is worth it, the same makespan as without duplication
     fast = [[0, 1e12], [1e12, 0]]
     assert sched.best(COST, EDGES, fast, duplicate=True).makespan == pytest.approx(sched.best(COST, EDGES, fast).makespan)

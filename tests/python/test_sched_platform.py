@@ -155,7 +155,7 @@ def test_graph_onto_paper_platform():
         s = schedule_graph(g, plat, costs, algo)
         s.validate()
         assert "gpu0" in s.extra["modelled_devices"]
-        assert s.makespan >= s.cp_min()
+        assert s.makespan >= s.cp_min
     with pytest.raises(ValueError, match="no device 'cpu-2t'"):
         problem_of(g, Platform.preset("this:2"), costs)
 
@@ -288,7 +288,7 @@ def test_embedded_profile_is_the_reference_calibration(tmp_path, monkeypatch):
     if not committed.exists():
         pytest.skip("not run from a checkout")
     ref = devices.reference_cpu_profile()
-    mine = devices.Profile.from_json(committed.read_text())
+    mine = devices.Profile.load(committed)
     assert (ref.kernel_rates, ref.mul_per_s, ref.bandwidth, ref.threads) == \
         (mine.kernel_rates, mine.mul_per_s, mine.bandwidth, mine.threads)
     assert ref.source.startswith("embedded reference (the 2-core development VM")

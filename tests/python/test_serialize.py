@@ -135,3 +135,12 @@ def test_corrupted_format_2_bytes(small, rng):
     bad[4] = 3                                                 # a future version
     with pytest.raises(ValueError, match="format version must be 1 or 2"):
         ember.Ciphertext.from_bytes(ctx, bad)
+
+
+def test_params_pickle_as_their_recipe():
+    """CkksParams pickle (a fitted estimator holds its parameters): the copy is the same set -- primes, bounds,
+    bootstrapping configuration -- rebuilt from recipe() and validated again."""
+    for p in (ember.CkksParams(**SMALL), ember.CkksParams.bootstrappable(log_n=11, levels=3, insecure=True)):
+        q = pickle.loads(pickle.dumps(p))
+        assert repr(q) == repr(p) and q.recipe() == p.recipe() and q.to_dict() == p.to_dict()
+        assert list(q.q_primes) == list(p.q_primes) and (q.bootstrap_config is None) == (p.bootstrap_config is None)

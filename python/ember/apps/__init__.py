@@ -1,7 +1,8 @@
 """Applications written against Ember's public Python API.
 
-* :mod:`ember.apps.logreg`: encrypted logistic-regression training (HELR), scikit-learn style.
-* :mod:`ember.apps.cnn`: encrypted CNN inference in the LoLa style on the 8 x 8 digits.
+* :mod:`ember.apps.logreg`: encrypted logistic-regression training (HELR), scikit-learn estimators.
+* :mod:`ember.apps.cnn`: encrypted CNN inference in the LoLa style on the 8 x 8 digits
+  (:class:`EncryptedCNNClassifier`, a scikit-learn classifier).
 * :mod:`ember.apps.graphs`: the applications' graphs (``graph_of(name)``: ember.graph.graph_of, the one registry of
   named programs, where the servers' programs live -- ember.graph.programs).
 * :mod:`ember.apps.resnet`: ResNet-20's convolution, ReLU and residual block; one block encrypted against float64.
@@ -9,7 +10,8 @@
 """
 from .logreg import (BOOTSTRAP_OPTIONS, EncryptedLogisticRegression, Float64LogisticRegression,  # noqa: F401
                      Packing, nesterov_schedule, sigmoid_poly, sigmoid_poly_error)
+from .cnn import EncryptedCNNClassifier  # noqa: F401,E402
 from .graphs import graph_of  # noqa: F401,E402
 
-__all__ = ["EncryptedLogisticRegression", "Float64LogisticRegression", "Packing", "BOOTSTRAP_OPTIONS",
-           "nesterov_schedule", "sigmoid_poly", "sigmoid_poly_error", "graph_of"]
+__all__ = ["EncryptedLogisticRegression", "EncryptedCNNClassifier", "Float64LogisticRegression", "Packing",
+           "BOOTSTRAP_OPTIONS", "nesterov_schedule", "sigmoid_poly", "sigmoid_poly_error", "graph_of"]

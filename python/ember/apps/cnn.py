@@ -39,6 +39,7 @@ from ..context import Context
 from ..graph.programs.lola import (BLOCK, CLASSES, HIDDEN, K_MAPS, KSIZE, LEAD, MAP_PITCH, OFFSETS, OUT,  # noqa: F401
                                    PARAMS, EncryptedModel, Layout, encrypted_forward)
 from ..params import CkksParams
+from .datasets import estimator_bases, sklearn
 from .progress import Progress
 
 
@@ -51,8 +52,21 @@ def _patches(X):
 
 
 def plain_forward(model: dict, X, return_all: bool = False):
-    """Logits (n, 10) of the polynomial network in float64; X: (n, 64) pixels already scaled by the model's
-    input scale (see :func:`scale_input`)."""
+    """Compute the logits of the polynomial network in float64 (the encrypted path's reference).
+
+    Parameters
+    ----------
+    model : dict
+        The weights (:func:`train`'s).
+    X : array-like of shape (n, 64)
+        Pixels already scaled (:func:`scale_input`).
+    return_all : bool
+        Also return the intermediate activations.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, 10), or (logits, dict of activations)
+    """
     P = _patches(np.asarray(X, dtype=np.float64))
     c = P @ model["wc"].T + model["bc"]                 # (n, 36, K)
     a1 = c ** 2
@@ -64,12 +78,41 @@ def plain_forward(model: dict, X, return_all: bool = False):
 
 
 def scale_input(X):
+    """Scale the digits' pixels (0..16) to [0, 1].
+
+    Parameters
+    ----------
+    X : array-like
+        Pixels.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X / 16`` in float64.
+    """
     return np.asarray(X, dtype=np.float64) / 16.0
 
 
 def train(X, y, epochs: int = 60, hidden: int = HIDDEN, maps: int = K_MAPS, lr: float = 3e-3, batch: int = 32,
           weight_decay: float = 1e-4, seed: int = 0, progress=None) -> dict:
-    """Adam on the softmax cross-entropy; X already scaled (:func:`scale_input`)."""
+    """Train the network in float64: Adam on the softmax cross-entropy.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, 64)
+        Images, already scaled (:func:`scale_input`).
+    y : numpy.ndarray of shape (n,)
+        Class indices 0..9.
+    epochs, hidden, maps, lr, batch, weight_decay, seed
+        Passes, hidden units, convolution maps, Adam's step, samples per step, L2 penalty, seed.
+    progress : callable, optional
+        ``progress(epoch)`` after each epoch.
+
+    Returns
+    -------
+    dict
+        The weights wc, bc, w1, b1, w2, b2.
+    """
     rng = np.random.default_rng(seed)
     m = dict(wc=rng.normal(0, 0.5, (maps, 9)), bc=np.zeros(maps),
              w1=rng.normal(0, 1 / np.sqrt(maps * 36), (hidden, maps * 36)), b1=np.zeros(hidden),
@@ -104,13 +147,225 @@ def train(X, y, epochs: int = 60, hidden: int = HIDDEN, maps: int = K_MAPS, lr: 
     return m
 
 
+# ---- the estimator ---------------------------------------------------------------------------------------------
+_ClassifierMixin, _BaseEstimator = estimator_bases()
+
+
+class EncryptedCNNClassifier(_ClassifierMixin, _BaseEstimator):
+    """The LoLa-style CNN as a scikit-learn classifier.
+
+    ``fit`` trains in float64 on the plaintext (:func:`train`), ``predict`` and ``predict_proba`` run the network on
+    encrypted images (:func:`encrypted_forward`) and decrypt the logits -- the client's and the server's sides in
+    one call, with fresh keys per call.
+
+    The samples are 8 x 8 images, row-major (64 features); fewer features are zero-padded to 64 (pixel j of the
+    image is feature j), more are refused. Up to 10 classes.
+
+    Parameters
+    ----------
+    epochs : int
+        Passes of Adam over the training set.
+    hidden : int
+        Units of the hidden dense layer (a multiple of the layout's replicas per image).
+    maps : int
+        Convolution maps (at most 7 fit a 512-slot block).
+    learning_rate : float
+        Adam's step.
+    batch_size : int
+        Samples per Adam step.
+    weight_decay : float
+        L2 penalty of the weights.
+    input_scale : float
+        The features are divided by it (16: the digits' pixels, 0..16).
+    random_state : int
+        Seed of the initial weights and the sample order.
+    log_n : int
+        log2 of the ring degree of the encrypted inference (14: 128-bit; smaller rings need insecure=True).
+    dnum : int
+        Digits of the key switching.
+    images_per_ciphertext : int
+        Images packed in one ciphertext (a power of two dividing N / 1024).
+    baby_steps : int, optional
+        Baby steps of the dense layer's rotations (default: 16 when the layer takes more than 4 passes, else 1).
+    threads : int
+        Threads of the context.
+    insecure : bool
+        Allow parameters above the 128-bit security bound (small rings, for tests).
+
+    Attributes
+    ----------
+    model_ : dict
+        The float64 weights (wc, bc, w1, b1, w2, b2), :func:`plain_forward`'s model.
+    classes_ : numpy.ndarray
+        The labels; label ``classes_[c]`` is the network's output c.
+    n_features_in_ : int
+        Features seen by fit.
+
+    Examples
+    --------
+    >>> from ember.apps import EncryptedCNNClassifier, datasets
+    >>> X, y = datasets.digits()
+    >>> clf = EncryptedCNNClassifier(epochs=5, log_n=12, insecure=True).fit(X[:300], y[:300])  # doctest: +SKIP
+    >>> clf.predict(X[300:302])                                                                  # doctest: +SKIP
+    """
+
+    def __init__(self, epochs: int = 60, hidden: int = HIDDEN, maps: int = K_MAPS, learning_rate: float = 3e-3,
+                 batch_size: int = 32, weight_decay: float = 1e-4, input_scale: float = 16.0, random_state: int = 0,
+                 log_n: int = PARAMS["log_n"], dnum: int = PARAMS["dnum"], images_per_ciphertext: int = 1,
+                 baby_steps: Optional[int] = None, threads: int = 2, insecure: bool = False):
+        self.epochs, self.hidden, self.maps, self.learning_rate = epochs, hidden, maps, learning_rate
+        self.batch_size, self.weight_decay, self.input_scale = batch_size, weight_decay, input_scale
+        self.random_state, self.log_n, self.dnum = random_state, log_n, dnum
+        self.images_per_ciphertext, self.baby_steps, self.threads, self.insecure = (
+            images_per_ciphertext, baby_steps, threads, insecure)
+
+    def __sklearn_tags__(self):
+        """Scikit-learn's tags: non-deterministic (fresh keys and encryption noise in every prediction)."""
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True          # fresh keys and encryption noise in every prediction
+        return tags
+
+    def _images(self, X):
+        X = np.asarray(X, dtype=np.float64) / self.input_scale
+        return np.pad(X, ((0, 0), (0, 64 - X.shape[1])))
+
+    def fit(self, X, y):
+        """Train the network in float64 on the plaintext.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), n_features <= 64
+            Images, row-major (zero-padded to 8 x 8).
+        y : array-like of shape (n_samples,)
+            Labels, at most 10 distinct.
+
+        Returns
+        -------
+        EncryptedCNNClassifier
+            self.
+
+        Raises
+        ------
+        ValueError
+            More than 64 features, fewer than 2 or more than 10 classes, or invalid samples.
+        """
+        validation, multiclass = sklearn("utils.validation"), sklearn("utils.multiclass")
+        X, y = validation.validate_data(self, X, y, dtype=np.float64)
+        multiclass.check_classification_targets(y)
+        if X.shape[1] > 64:
+            raise ValueError(f"EncryptedCNNClassifier: {X.shape[1]} features, at most 64 (an 8 x 8 image)")
+        self.classes_ = np.unique(y)
+        if not 2 <= len(self.classes_) <= CLASSES:
+            raise ValueError(f"EncryptedCNNClassifier: 2 to {CLASSES} classes expected, got {len(self.classes_)} "
+                             f"class(es)")
+        self.model_ = train(self._images(X), np.searchsorted(self.classes_, y), epochs=self.epochs,
+                            hidden=self.hidden, maps=self.maps, lr=self.learning_rate, batch=self.batch_size,
+                            weight_decay=self.weight_decay, seed=self.random_state)
+        return self
+
+    def _check_X(self, X):
+        validation = sklearn("utils.validation")
+        validation.check_is_fitted(self, "model_")
+        return validation.validate_data(self, X, reset=False, dtype=np.float64)
+
+    def encrypted_logits(self, X) -> np.ndarray:
+        """Compute the network's logits on encrypted images and decrypt them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Images, as in fit.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes)
+            Logit c is the score of ``classes_[c]``; within the CKKS error of
+            ``plain_forward(model_, images)``.
+        """
+        X = self._images(self._check_X(X))
+        ctx = make_context(self.threads, log_n=self.log_n, dnum=self.dnum, insecure=self.insecure)
+        layout = Layout(ctx.slots, batch=self.images_per_ciphertext, hidden=self.hidden, maps=self.maps)
+        baby = self.baby_steps if self.baby_steps is not None else (16 if layout.passes > 4 else 1)
+        keys = ctx.keygen(rotations=layout.rotations(baby))
+        em = EncryptedModel(ctx, self.model_, layout, baby=baby)
+        B = layout.batch
+        out = [layout.decode_logits(ctx.decrypt(encrypted_forward(
+            em, ctx.encrypt(layout.encode_images(X[a:a + B]), keys.public)), keys.secret), len(X[a:a + B]))
+            for a in range(0, len(X), B)]
+        logits = np.concatenate(out) if out else np.zeros((0, CLASSES))
+        return logits[:, :len(self.classes_)]
+
+    def predict_proba(self, X):
+        """Class probabilities, the softmax of :meth:`encrypted_logits`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Images.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
+        z = self.encrypted_logits(X)
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Labels predicted on encrypted images.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Images.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            ``classes_`` at the largest encrypted logit.
+        """
+        logits = self.encrypted_logits(X)
+        return self.classes_[logits.argmax(axis=1)]
+
+
 # ---- the demo ----------------------------------------------------------------------------------------------------
 def make_context(threads: int = 2, **overrides) -> Context:
+    """Make the inference context: :data:`PARAMS` with overrides.
+
+    Parameters
+    ----------
+    threads : int
+        Threads of the context.
+    **overrides
+        CkksParams arguments replacing :data:`PARAMS`' (e.g. ``log_n=12, insecure=True``).
+
+    Returns
+    -------
+    Context
+    """
     return Context(CkksParams(**{**PARAMS, **overrides}), threads=threads)
 
 
 def run_demo(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed: int = 0, png: Optional[str] = None,
              progress: bool = False, epochs: Optional[int] = None, params: Optional[dict] = None) -> dict:
+    """Run the demo: train, encrypt the test digits, infer, compare with the float64 network.
+
+    Parameters
+    ----------
+    images : int, optional
+        Test images to classify (default: the whole test split).
+    batch : int
+        Images per ciphertext.
+    threads, seed, png, progress, epochs, params
+        Context threads, split and training seed, a directory for the confusion matrix, a progress bar, training
+        epochs (default 60), CkksParams overrides.
+
+    Returns
+    -------
+    dict
+        The record ``ember demo cnn --json`` prints (accuracies, agreement, latency, parameters).
+    """
     from . import datasets
 
     X, y = datasets.digits()

@@ -25,6 +25,28 @@ def sklearn(module: str = "datasets"):
                                   "(or scikit-learn)") from e
 
 
+def estimator_bases():
+    """The bases of the applications' estimators.
+
+    Returns
+    -------
+    tuple of type
+        ``(sklearn.base.ClassifierMixin, sklearn.base.BaseEstimator)``; without scikit-learn (the ``apps`` extra),
+        two empty stand-ins, so that ``import ember.apps`` works: fitting an estimator then raises
+        ModuleNotFoundError saying how to install scikit-learn.
+    """
+    try:
+        base = sklearn("base")
+    except ModuleNotFoundError:
+        class ClassifierMixin:  # noqa: D101 -- stand-ins, only without scikit-learn
+            pass
+
+        class BaseEstimator:  # noqa: D101
+            pass
+        return ClassifierMixin, BaseEstimator
+    return base.ClassifierMixin, base.BaseEstimator
+
+
 def breast_cancer():
     """(X, y) with X 569 x 30 float64, y in {0, 1} (1 = benign)."""
     X, y = sklearn().load_breast_cancer(return_X_y=True)

@@ -1,11 +1,12 @@
-"""Encrypted logistic-regression training after HELR (Han, Hong, Cheon, Park, AAAI'19) and Kim et al. 2018
-(iDASH): mini-batch gradient ascent on the log-likelihood with Nesterov's acceleration, a polynomial sigmoid,
+"""Encrypted logistic-regression training after HELR (Han, Hong, Cheon, Park, AAAI'19) and Kim et al. 2018.
+
+HELR (and iDASH's Kim et al.): mini-batch gradient ascent on the log-likelihood with Nesterov's acceleration, a polynomial sigmoid,
 samples x features packed into slots, bootstrapping of the weights when levels run out.
 
 Roles. The *data owner* (:class:`DataOwner`) holds the secret key: it scales the data, encrypts the batches and
 the initial weights, and decrypts the model. The *server* (:func:`train_encrypted`, :func:`encrypted_iteration`)
 sees ciphertexts and public constants only, and uses only the public ciphertext operations (+, -, *, rotate,
-conjugate, bootstrap). :class:`EncryptedLogisticRegression` runs both ends, scikit-learn style.
+conjugate, bootstrap). :class:`EncryptedLogisticRegression` runs both ends, a scikit-learn estimator.
 
 The algorithm (the float64 reference :func:`train_float64` runs it on the same batches):
 
@@ -65,6 +66,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..context import Ciphertext, Context
+from .datasets import estimator_bases, sklearn
 from ..graph.programs.logreg import (BOOTSTRAP_OPTIONS, LEVELS_PER_ITERATION, Packing, TrainingLog,  # noqa: F401
                                    encrypted_gradient, encrypted_iteration, g_coeffs, nesterov_schedule,
                                    sigmoid_poly, sigmoid_poly_error, train_encrypted, training_params,
@@ -94,10 +96,25 @@ def train_float64(batches, iterations, schedule, coeffs, w0=None, monitor=None):
 
 # ---- the data owner ----------------------------------------------------------------------------------------------
 class Scaler:
-    """Centre each feature on its training mean, divide by its largest |value| (so |x| <= 1 on the training
-    set), drop constant features, append the bias column 1."""
+    """The data owner's scaling of the features.
+
+    Centre each feature on its training mean, divide by its largest |value| (so |x| <= 1 on the training set), drop
+    constant features, append the bias column 1.
+    """
 
     def fit(self, X):
+        """Learn the means and scales.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+
+        Returns
+        -------
+        Scaler
+            self.
+        """
         X = np.asarray(X, dtype=np.float64)
         self.mean_ = X.mean(axis=0)
         dev = np.abs(X - self.mean_).max(axis=0)
@@ -106,6 +123,18 @@ class Scaler:
         return self
 
     def transform(self, X):
+        """Scale samples as fitted.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, kept features + 1)
+            The scaled kept features, clipped to [-1, 1], and the bias column 1.
+        """
         X = (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
         X = np.clip(X[:, self.keep_], -1.0, 1.0)
         return np.hstack([X, np.ones((len(X), 1))])
@@ -124,12 +153,46 @@ class DataOwner:
         self.keys = self.ctx.keygen(rotations=packing.rotations(), bootstrapping=True)
 
     def encrypt_batch(self, Z) -> list[Ciphertext]:
+        """Encrypt one batch in both layouts (:meth:`Packing.pack_batch`).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray of shape (samples, features)
+            The batch's rows z_i = y_i x_i.
+
+        Returns
+        -------
+        list of Ciphertext
+            The inner-product ciphertexts, then the gradient lanes.
+        """
         return [self.ctx.encrypt(vec, self.keys.public) for vec in self.packing.pack_batch(Z)]
 
     def encrypt_weights(self, w) -> Ciphertext:
+        """Encrypt weights, repeated in every row.
+
+        Parameters
+        ----------
+        w : array-like of shape (features,)
+            Weights.
+
+        Returns
+        -------
+        Ciphertext
+        """
         return self.ctx.encrypt(self.packing.pack_weights(w), self.keys.public)
 
     def decrypt_weights(self, ct: Ciphertext) -> np.ndarray:
+        """Decrypt weights (the first row's).
+
+        Parameters
+        ----------
+        ct : Ciphertext
+            Encrypted weights.
+
+        Returns
+        -------
+        numpy.ndarray of shape (features,)
+        """
         return self.packing.unpack_weights(self.ctx.decrypt(ct, self.keys.secret))
 
 
@@ -137,8 +200,16 @@ def _sigmoid(t):
     return 1.0 / (1.0 + np.exp(-t))
 
 
-class _HELRBase:
-    """Shared preprocessing, batching and prediction (scikit-learn estimator conventions)."""
+_ClassifierMixin, _BaseEstimator = estimator_bases()
+
+
+def _validation():
+    """scikit-learn's input validation (ModuleNotFoundError saying how to install it when it is missing)."""
+    return sklearn("utils.validation"), sklearn("utils.multiclass")
+
+
+class _HELRBase(_ClassifierMixin, _BaseEstimator):
+    """Shared preprocessing, batching and prediction of the two HELR estimators (scikit-learn estimators)."""
 
     def __init__(self, iterations: int = 20, learning_rate: float = 2.0, decay: float = 0.0,
                  batch_size: Optional[int] = None, sigmoid_degree: int = 3, sigmoid_interval: float = 8.0,
@@ -147,11 +218,28 @@ class _HELRBase:
         self.batch_size, self.sigmoid_degree, self.sigmoid_interval = batch_size, sigmoid_degree, sigmoid_interval
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False      # binary labels only
+        return tags
+
+    def _check_X(self, X, reset: bool):
+        validation, _ = _validation()
+        if not reset:
+            validation.check_is_fitted(self, "weights_")
+        return validation.validate_data(self, X, reset=reset, dtype=np.float64)
+
     def _prepare(self, X, y, capacity: Optional[int] = None):
-        y = np.asarray(y)
+        validation, multiclass = _validation()
+        X, y = validation.validate_data(self, X, y, dtype=np.float64)
+        multiclass.check_classification_targets(y)
+        kind = multiclass.type_of_target(y, input_name="y")
+        if kind != "binary":
+            raise ValueError(f"{type(self).__name__}: Only binary classification is supported. The type of the "
+                             f"target is {kind}.")
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
-            raise ValueError(f"{type(self).__name__}: binary labels expected, got {len(self.classes_)} classes")
+            raise ValueError(f"{type(self).__name__}: binary labels expected, got {len(self.classes_)} class(es)")
         self.scaler_ = Scaler().fit(X)
         Xb = self.scaler_.transform(X)
         Z = np.where(y == self.classes_[1], 1.0, -1.0)[:, None] * Xb
@@ -163,55 +251,165 @@ class _HELRBase:
         batches = [Z[order[i * bs:(i + 1) * bs]] for i in range(nb)]
         self.coeffs_ = sigmoid_poly(self.sigmoid_degree, self.sigmoid_interval)
         self.schedule_ = nesterov_schedule(self.iterations, self.learning_rate, self.decay)
-        return batches
+        return X, batches
 
     def decision_function(self, X):
+        """Compute the linear score of each sample (positive: the second class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, unscaled (the scaler fitted on the training set is applied).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            ``scaled(X) @ weights_``.
+        """
+        X = self._check_X(X, reset=False)
         return self.scaler_.transform(X) @ self.weights_
 
     def predict_proba(self, X):
+        """Class probabilities, the logistic function of :meth:`decision_function`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``.
+        """
         p = _sigmoid(self.decision_function(X))
         return np.stack([1.0 - p, p], axis=1)
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        """Predicted labels.
 
-    def score(self, X, y):
-        return float((self.predict(X) == np.asarray(y)).mean())
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            ``classes_[1]`` where the decision function is positive, ``classes_[0]`` elsewhere.
+        """
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
 
     @property
     def coef_(self):
+        """Weights of the scaled features, shape (1, features kept by the scaler)."""
         return self.weights_[:-1][None, :]
 
     @property
     def intercept_(self):
+        """The bias weight, shape (1,)."""
         return self.weights_[-1:]
 
 
 class Float64LogisticRegression(_HELRBase):
-    """The same algorithm in float64 (same sigmoid polynomial, same batches, same schedule)."""
+    """The same algorithm in float64 (same sigmoid polynomial, same batches, same schedule), a scikit-learn estimator.
 
-    def fit(self, X, y, capacity: Optional[int] = None, monitor=None):
-        batches = self._prepare(X, y, capacity)
+    Parameters
+    ----------
+    iterations, learning_rate, decay, batch_size, sigmoid_degree, sigmoid_interval, random_state
+        As :class:`EncryptedLogisticRegression`'s.
+
+    Attributes
+    ----------
+    weights_, coef_, intercept_, classes_, n_features_in_, scaler_, coeffs_, schedule_, batches_
+        As :class:`EncryptedLogisticRegression`'s.
+    """
+
+    def fit(self, X, y, *, capacity: Optional[int] = None, monitor=None):
+        """Train in float64.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        capacity : int, optional
+            Samples per batch when ``batch_size`` is None (the encrypted estimator's ``2 * packing_.R``, to run
+            on the same batches); default: all samples.
+        monitor : callable, optional
+            ``monitor(t, w)`` after iteration t.
+
+        Returns
+        -------
+        Float64LogisticRegression
+            self.
+        """
+        _, batches = self._prepare(X, y, capacity)
         self.batches_ = batches
         self.weights_ = train_float64(batches, self.iterations, self.schedule_, self.coeffs_, monitor=monitor)
         return self
 
 
 class EncryptedLogisticRegression(_HELRBase):
-    """Logistic regression trained on encrypted data (HELR), scikit-learn style.
+    """Logistic regression trained on encrypted data (HELR), a scikit-learn estimator.
+
+    ``fit`` runs both ends: the data owner encrypts the scaled batches, the server trains on ciphertexts, the
+    data owner decrypts the weights; prediction is in the clear with the decrypted weights.
 
     Parameters
     ----------
-    iterations, learning_rate, decay : the schedule alpha_t = learning_rate / (1 + decay t), Nesterov momentum.
-    batch_size : samples per mini-batch (default: as many as fit in one ciphertext, 2 N / (2 F), capped at n).
-    sigmoid_degree, sigmoid_interval : the least-squares sigmoid (degree 3 in the encrypted path).
-    log_n : ring dimension (16 for 128-bit bootstrapping; smaller rings need insecure=True).
-    levels : computation levels above bootstrapping (4 per iteration, 5 for the one that bootstraps).
-    weight_bound : B, |v|, |w| <= B is assumed when (v + i w) / B is bootstrapped.
-    threads : threads of the context.
+    iterations : int
+        Gradient steps (Nesterov momentum).
+    learning_rate, decay : float
+        The step alpha_t = learning_rate / (1 + decay t).
+    batch_size : int, optional
+        Samples per mini-batch (default: as many as fit in one ciphertext, 2 N / (2 F), capped at n).
+    sigmoid_degree : int
+        Degree of the least-squares sigmoid (the encrypted path evaluates degree 3).
+    sigmoid_interval : float
+        The sigmoid is fitted on [-sigmoid_interval, sigmoid_interval].
+    log_n : int
+        log2 of the ring degree (16 for 128-bit bootstrapping; smaller rings need insecure=True).
+    levels : int
+        Computation levels above bootstrapping (4 per iteration, 5 for the one that bootstraps).
+    weight_bound : float
+        B: |v|, |w| <= B is assumed when (v + i w) / B is bootstrapped.
+    threads : int
+        Threads of the context.
+    insecure : bool
+        Allow parameters above the 128-bit security bound (small rings, for tests).
+    random_state : int
+        Seed of the batches' sample order.
+    bootstrap_options : dict, optional
+        Bootstrapping options (default :data:`BOOTSTRAP_OPTIONS`).
 
-    Attributes (after fit): weights_ (scaled features + bias), coef_, intercept_, log_ (a TrainingLog),
-    float64_weights_ when reference=True, history_ (per-iteration weights when fit(..., history=True)).
+    Attributes
+    ----------
+    weights_ : numpy.ndarray
+        Decrypted weights of the scaled features and the bias (last).
+    coef_, intercept_ : numpy.ndarray
+        ``weights_`` split as scikit-learn's linear models do.
+    classes_ : numpy.ndarray
+        The two labels.
+    n_features_in_ : int
+        Features seen by fit.
+    scaler_ : Scaler
+        The data owner's scaling.
+    coeffs_, schedule_ : the sigmoid polynomial and the (alpha_t, eta_t) schedule.
+    packing_ : Packing
+        The slot layout.
+    params_ : ember.CkksParams
+        The training's parameters.
+    log_ : TrainingLog
+        Iterations, bootstraps, levels and timings of the server's loop.
+    keygen_seconds_ : float
+        Time of the data owner's key generation.
+    batches_ : list of numpy.ndarray
+        The plaintext batches (z = y x) that were encrypted.
+    history_ : list of numpy.ndarray
+        Decrypted weights after each iteration when ``fit(..., history=True)``; empty otherwise.
     """
 
     def __init__(self, iterations: int = 20, learning_rate: float = 2.0, decay: float = 0.0,
@@ -222,13 +420,46 @@ class EncryptedLogisticRegression(_HELRBase):
         self.log_n, self.levels, self.weight_bound, self.threads = log_n, levels, weight_bound, threads
         self.insecure, self.bootstrap_options = insecure, bootstrap_options
 
-    def fit(self, X, y, progress: Optional[Callable] = None, history: bool = False, stage: Optional[Callable] = None):
+    def __sklearn_tags__(self):
+        """Scikit-learn's tags: binary only, non-deterministic (fresh encryption noise in every fit)."""
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True                 # fresh encryption noise in every fit
+        return tags
+
+    def fit(self, X, y, *, progress: Optional[Callable] = None, history: bool = False,
+            stage: Optional[Callable] = None):
+        """Train on encrypted batches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        progress : callable, optional
+            ``progress(t, log)`` after each iteration.
+        history : bool
+            Decrypt the weights after every iteration into ``history_``.
+        stage : callable, optional
+            ``stage(message)`` at each phase (keys, encrypting, training).
+
+        Returns
+        -------
+        EncryptedLogisticRegression
+            self.
+
+        Raises
+        ------
+        ValueError
+            Labels that are not binary, invalid samples, or parameters out of range (levels, ring size).
+        """
         stage = stage or (lambda msg: None)
-        X = np.asarray(X, dtype=np.float64)
-        features = Scaler().fit(X).keep_.sum() + 1
+        validation, _ = _validation()
+        Xv = validation.check_array(X, dtype=np.float64)
+        features = Scaler().fit(Xv).keep_.sum() + 1
         slots = 1 << (self.log_n - 1)
         F = 1 << max(0, (int(features) - 1).bit_length())
-        batches = self._prepare(X, y, capacity=2 * (slots // F))
+        _, batches = self._prepare(X, y, capacity=2 * (slots // F))
         self.packing_ = Packing(slots, batches[0].shape[1], len(batches[0]))
         stage("keys")
         t = time.perf_counter()
@@ -246,5 +477,4 @@ class EncryptedLogisticRegression(_HELRBase):
                                           self.schedule_, self.weight_bound, progress=progress, monitor=monitor)
         self.weights_ = owner.decrypt_weights(w_ct)
         self.batches_ = batches
-        self.owner_ = owner
         return self

@@ -111,7 +111,7 @@ def _schedule(args) -> int:
         out["schedules"][a] = summ if not args.tasks else s.to_dict()
         base = s.makespan if a == "naive" else base
         rows.append([a, s.makespan * 1e3, (base / s.makespan) if base else "", s.slr, s.speedup, s.efficiency,
-                     s.cp_min() * 1e3, " ".join(f"{k}={v:.2f}" for k, v in s.utilisation().items())])
+                     s.cp_min * 1e3, " ".join(f"{k}={v:.2f}" for k, v in s.utilisation.items())])
         if args.png:
             from ..sched.draw import gantt
             path = args.png if len(algos) == 1 else args.png.replace(".png", f"-{a}.png")

@@ -304,7 +304,7 @@ def _calibrate(a) -> int:
         return _fail("calibrate", e)
     out = Path(a.out) if a.out else default_cpu_profile_path()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(prof.to_json() + "\n")
+    prof.save(out)
     rec = dict(op="calibrate", profile=str(out), threads=prof.threads, mul_per_s=round(prof.mul_per_s),
                add_per_s=round(prof.add_per_s), bandwidth_gbs=round(prof.bandwidth / 1e9, 3),
                ntt_butterflies_per_s=round(prof.kernel_rates.get("ntt_forward", 0)))

@@ -57,7 +57,7 @@ JSON format, version 1 (ember.graph.FORMAT = "ember-graph", VERSION = 1)::
      "names":   {"0": "x", "3": "y"}}
 
 Nodes are numbered 0, 1, ... in a topological order; a value is produced by at most one node, before any node
-reads it. ember.graph.load(path) / Graph.from_json(text) validate all of this (and every type and sign) and raise
+reads it. ember.graph.load(path) / Graph.load(path) / Graph.from_dict(d) validate all of this (and every type and sign) and raise
 ValueError naming the problem; a file from a newer version is refused with a clear message.
 """
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,35 +223,109 @@ class Graph:
     def same_structure(self, other: "Graph") -> bool:
         return self.structure() == other.structure()
 
-    # JSON --------------------------------------------------------------------------------------
+    # serialisation: to_dict / from_dict / save / load, as everywhere in ember ----------------------
     def to_dict(self) -> dict:
+        """The graph as plain JSON-able data (format, version, meta, values, nodes, outputs, names).
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back.
+        """
         return {"format": FORMAT, "version": VERSION, "meta": self.meta,
                 "values": [self.values[k].as_dict() for k in sorted(self.values)],
                 "nodes": [n.as_dict() for n in self.nodes], "outputs": list(self.outputs),
                 "names": {str(k): v for k, v in sorted(self.names.items())}}
 
     def to_json(self, indent: Optional[int] = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """Deprecated: ``json.dumps(graph.to_dict())``, or :meth:`save`."""
+        warnings.warn("Graph.to_json() is deprecated: use Graph.to_dict() (and json.dumps) or Graph.save(path)",
+                      DeprecationWarning, stacklevel=2)
+        return _dumps(self.to_dict(), indent)
 
     def save(self, path) -> None:
-        Path(path).write_text(self.to_json())
+        """Write the graph as a JSON file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        Path(path).write_text(_dumps(self.to_dict()))
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Graph":
-        try:
-            d = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nesting too deep
-            raise ValueError(f"not an ember graph: invalid JSON ({e})") from None
-        return cls.from_dict(d)
+        """Deprecated: ``Graph.from_dict(json.loads(text))``, or :meth:`load`."""
+        warnings.warn("Graph.from_json() is deprecated: use Graph.from_dict(json.loads(text)) or Graph.load(path)",
+                      DeprecationWarning, stacklevel=2)
+        return _parse(text)
 
     @classmethod
     def from_dict(cls, d) -> "Graph":
+        """The graph that :meth:`to_dict` described, validated.
+
+        Parameters
+        ----------
+        d : dict
+            A graph's dictionary.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        ValueError
+            A malformed document (naming what is wrong).
+        """
         return _from_dict(d)
+
+    @classmethod
+    def load(cls, path) -> "Graph":
+        """Read a graph JSON file (:meth:`save`'s), validated.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed graph.
+        """
+        return _parse(Path(path).read_bytes())
+
+
+def _dumps(d: dict, indent: Optional[int] = None) -> str:
+    return json.dumps(d, indent=indent, allow_nan=False)
+
+
+def _parse(text: Union[str, bytes]) -> Graph:
+    try:
+        d = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nesting too deep
+        raise ValueError(f"not an ember graph: invalid JSON ({e})") from None
+    return _from_dict(d)
 
 
 def load(path) -> Graph:
-    """Reads a graph JSON file (validated: a malformed file raises ValueError)."""
-    return Graph.from_json(Path(path).read_bytes())
+    """Read a graph JSON file: :meth:`Graph.load`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    Graph
+    """
+    return Graph.load(path)
 
 
 # validation ------------------------------------------------------------------------------------

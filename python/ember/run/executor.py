@@ -34,8 +34,9 @@ class RunResult:
     def measured_graph(self, graph):
         """A copy of `graph` whose nodes carry the seconds measured on the workers (for cost tables:
         ember.sched profile-guided updates)."""
+        import copy
         from ..graph.model import Graph
-        g = Graph.from_json(graph.to_json())
+        g = Graph.from_dict(copy.deepcopy(graph.to_dict()))
         for n in g.nodes:
             if n.id in self.node_seconds:
                 n.seconds = self.node_seconds[n.id]

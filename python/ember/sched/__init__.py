@@ -6,7 +6,7 @@ On plain data, for any DAG::
     from ember import sched
     s = sched.heft(cost, edges, bandwidth)     # also sched.peft(...), sched.best(...), sched.naive(..., seed=0)
     s.makespan, s.device[t], s.start[t], s.finish[t]
-    s.slr, s.speedup, s.efficiency, s.utilisation(), s.summary(), s.validate()
+    s.slr, s.speedup, s.efficiency, s.utilisation, s.summary(), s.validate()
 
 where cost is {task: [seconds on device 0, 1, ...]} (math.inf where a task cannot run), edges {(u, v): bytes},
 bandwidth a P x P matrix in bytes per second (the diagonal is unused: the same device costs 0), and optionally

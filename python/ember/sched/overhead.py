@@ -21,6 +21,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..serial import load_json, save_json
+
 
 @dataclass
 class ExecutorOverhead:
@@ -80,6 +82,59 @@ class ExecutorOverhead:
     def to_dict(self) -> dict:
         return {"per_task_s": self.per_task_s, "workers": self.workers, "tasks": self.tasks, "wall_s": self.wall_s,
                 "compute_s": self.compute_s, "breakdown": self.breakdown, "definition": self.DEFINITION}
+
+    @classmethod
+    def from_dict(cls, d) -> "ExecutorOverhead":
+        """The overhead :meth:`to_dict` described.
+
+        Parameters
+        ----------
+        d : dict
+            An overhead's dictionary.
+
+        Returns
+        -------
+        ExecutorOverhead
+
+        Raises
+        ------
+        ValueError
+            A missing or malformed field.
+        """
+        try:
+            vals = [float(d[k]) for k in ("per_task_s", "wall_s", "compute_s")]
+            workers, tasks = int(d["workers"]), int(d["tasks"])
+            brk = {str(k): float(v) for k, v in dict(d.get("breakdown") or {}).items()}
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not an executor overhead: {e!r}") from None
+        if not all(math.isfinite(v) and v >= 0 for v in vals) or workers < 1 or tasks < 0:
+            raise ValueError(f"not an executor overhead: values out of range in {d!r}")
+        return cls(vals[0], workers, tasks, vals[1], vals[2], brk)
+
+    def save(self, path) -> None:
+        """Write the overhead as a JSON file (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        save_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path) -> "ExecutorOverhead":
+        """Read an overhead JSON file (:meth:`save`'s).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        ExecutorOverhead
+        """
+        return cls.from_dict(load_json(path, "ember executor overhead"))
 
 
 def predict_batch(compute_s: float, tasks: int, workers: int, overhead: Optional[ExecutorOverhead] = None) -> float:

@@ -22,6 +22,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence
 
+from ..serial import load_json, save_json
+
 GB = 1e9
 LINKS = {  # bytes per second, with where the figure comes from
     "pcie4x16": (31.5 * GB, "PCIe 4.0 x16: 16 GT/s x 16 lanes, 128b/130b"),
@@ -58,8 +60,56 @@ class Platform:
         return {"name": self.name, "devices": [d.as_dict() for d in self.devices], "bandwidth": self.bandwidth,
                 "latency": self.latency, "notes": self.notes}
 
+    def save(self, path) -> None:
+        """Write the platform as a JSON file (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        save_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path) -> "Platform":
+        """Read a platform JSON file (:meth:`save`'s).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        Platform
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed platform.
+        """
+        return cls.from_dict(load_json(path, "ember platform"))
+
     @classmethod
     def from_dict(cls, d: dict) -> "Platform":
+        """The platform :meth:`to_dict` described.
+
+        Parameters
+        ----------
+        d : dict
+            A platform's dictionary.
+
+        Returns
+        -------
+        Platform
+
+        Raises
+        ------
+        ValueError
+            A missing or malformed field.
+        """
+        if not isinstance(d, dict):
+            raise ValueError("not a platform description: the document is not an object")
         try:
             devs = [Device(**x) for x in d["devices"]]
             return cls(d["name"], devs, [list(map(float, r)) for r in d["bandwidth"]],

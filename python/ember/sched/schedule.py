@@ -3,12 +3,31 @@ validity check; simulate() re-times a placement with other costs (a profile-guid
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Hashable, Optional
 
+from ..serial import load_json, save_json
 from .problem import Problem
 
 _EPS = 1e-9
+
+_CALLABLE: dict = {}
+
+
+def _still_callable(value, name: str):
+    """value as an instance of a subclass of its type (float, tuple, list, dict) that can also be called,
+    returning itself with a DeprecationWarning: the metrics that were methods (``s.cp_min()``) are properties now
+    (``s.cp_min``), and the old call keeps working for one release."""
+    base = type(value)
+    cls = _CALLABLE.get((base, name))
+    if cls is None:
+        def __call__(self):
+            warnings.warn(f"Schedule.{name}() is deprecated: the metric is a property now, use Schedule.{name} "
+                          "without the call", DeprecationWarning, stacklevel=2)
+            return self
+        cls = _CALLABLE[(base, name)] = type(f"{base.__name__}_metric", (base,), {"__call__": __call__})
+    return cls(value)
 
 
 @dataclass
@@ -16,7 +35,9 @@ class Schedule:
     """device[task], start[task], finish[task] (seconds), by the caller's task keys; order: tasks in the order
     they were placed. Metrics follow Topcuoglu et al. 2002: SLR = makespan / sum over the critical path (by
     minimum costs) of the minimum costs; speedup = the best single device's sequential time / makespan;
-    efficiency = speedup / devices."""
+    efficiency = speedup / devices. Every metric is a property (makespan, slr, speedup, efficiency, cp_min,
+    sequential, busy, utilisation, transfers); calling the ones that were methods still works for one release,
+    with a DeprecationWarning."""
     algo: str
     problem: Problem = field(repr=False)
     device: dict
@@ -46,6 +67,7 @@ class Schedule:
     def devices(self) -> list[str]:
         return self.problem.devices
 
+    @property
     def cp_min(self) -> float:
         """Sum of minimum costs along the critical path computed with minimum costs (no transfers)."""
         pr = self.problem
@@ -53,39 +75,46 @@ class Schedule:
         for i in pr.topo:
             m = min(pr.w[i])
             best[i] = m + max((best[u] for u, _ in pr.pred[i]), default=0.0)
-        return max(best) if best else 0.0
+        return _still_callable(max(best) if best else 0.0, "cp_min")
 
+    @property
     def sequential(self) -> float:
         """The whole program on the best single device (inf if no device runs every task)."""
         pr = self.problem
-        return min(sum(pr.w[i][d] for i in range(len(pr.tasks))) for d in range(pr.p))
+        return _still_callable(min(sum(pr.w[i][d] for i in range(len(pr.tasks))) for d in range(pr.p)), "sequential")
 
     @property
     def slr(self) -> float:
-        cp = self.cp_min()
+        cp = self.cp_min
         return self.makespan / cp if cp > 0 else math.nan
 
     @property
     def speedup(self) -> float:
-        return self.sequential() / self.makespan if self.makespan > 0 else math.nan
+        return self.sequential / self.makespan if self.makespan > 0 else math.nan
 
     @property
     def efficiency(self) -> float:
         return self.speedup / self.problem.p
 
+    @property
     def busy(self) -> list[float]:
+        """Busy seconds per device (copies included)."""
         b = [0.0] * self.problem.p
         for t, d in self.device.items():
             b[d] += self.finish[t] - self.start[t]
         for xs in self.copies.values():
             for d, s0, f0 in xs:
                 b[d] += f0 - s0
-        return b
+        return _still_callable(b, "busy")
 
+    @property
     def utilisation(self) -> dict[str, float]:
+        """Busy fraction of the makespan per device name."""
         ms = self.makespan
-        return {name: (b / ms if ms > 0 else 0.0) for name, b in zip(self.problem.devices, self.busy())}
+        return _still_callable({name: (b / ms if ms > 0 else 0.0) for name, b in zip(self.problem.devices, self.busy)},
+                               "utilisation")
 
+    @property
     def transfers(self) -> tuple[int, float]:
         """(count, bytes) of the inputs that cross devices: for every execution of a task (copies included),
         each input taken from the instance of its producer that delivers first."""
@@ -96,14 +125,14 @@ class Schedule:
                 for u, b in pr.pred[v]:
                     if self._arrival(T[u], b, d)[1] != d:
                         n, nb = n + 1, nb + b
-        return n, nb
+        return _still_callable((n, nb), "transfers")
 
     def summary(self) -> dict:
-        n, nb = self.transfers()
+        n, nb = self.transfers
         return {"algo": self.algo, "makespan_s": self.makespan, "slr": self.slr, "speedup": self.speedup,
-                "efficiency": self.efficiency, "sequential_s": self.sequential(), "critical_path_min_s": self.cp_min(),
+                "efficiency": self.efficiency, "sequential_s": float(self.sequential), "critical_path_min_s": float(self.cp_min),
                 "tasks": len(self.problem.tasks), "transfers": n, "transfer_bytes": nb,
-                "utilisation": self.utilisation(),
+                "utilisation": dict(self.utilisation),
                 "tasks_per_device": {name: sum(1 for d in self.device.values() if d == i)
                                      for i, name in enumerate(self.problem.devices)},
                 "duplicated_tasks": sum(len(x) for x in self.copies.values()), **self.extra}
@@ -149,12 +178,123 @@ class Schedule:
                     raise ValueError(f"tasks {t0!r} and {t1!r} overlap on device {d} ({s0}-{f0} and {s1}-{f1})")
 
     def to_dict(self) -> dict:
-        return {"summary": self.summary(),
+        """The schedule as plain JSON-able data.
+
+        ``summary`` and ``tasks`` are for reading (task keys that are not int or str appear as their repr);
+        ``problem`` (costs, edges, links, devices; task keys with tuples as lists, inf as null) and ``placement``
+        (device, start, finish per task of the problem, the placing order, the copies) rebuild it exactly.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back.
+        """
+        pr = self.problem
+        idx = pr.index
+        return {"format": SCHEDULE_FORMAT, "version": SCHEDULE_VERSION, "algo": self.algo,
+                "problem": {"tasks": [_enc_key(t) for t in pr.tasks], "cost": [[_enc_num(x) for x in row] for row in pr.w],
+                            "edges": [[u, v, b] for v in range(len(pr.tasks)) for u, b in pr.pred[v]],
+                            "bandwidth": [[_enc_num(x) for x in row] for row in pr.bw], "latency": pr.lat,
+                            "devices": list(pr.devices)},
+                "placement": {"tasks": [[self.device[t], self.start[t], self.finish[t]] for t in pr.tasks],
+                              "order": [idx[t] for t in self.order],
+                              "copies": [[idx[t], d, s0, f0] for t, xs in self.copies.items() for d, s0, f0 in xs]},
+                "extra": dict(self.extra),
+                "summary": {k: (None if isinstance(v, float) and not math.isfinite(v) else v)   # standard JSON
+                            for k, v in self.summary().items()},
                 "tasks": [{"task": t if isinstance(t, (int, str)) else repr(t), "device": self.device[t],
                            "start": self.start[t], "finish": self.finish[t]} for t in self.order],
                 **({"copies": [{"task": t if isinstance(t, (int, str)) else repr(t), "device": d, "start": s0,
                                 "finish": f0} for t, xs in self.copies.items() for d, s0, f0 in xs]}
                    if self.copies else {})}
+
+    @classmethod
+    def from_dict(cls, d) -> "Schedule":
+        """The schedule :meth:`to_dict` described (its problem validated again).
+
+        Parameters
+        ----------
+        d : dict
+            A schedule's dictionary.
+
+        Returns
+        -------
+        Schedule
+
+        Raises
+        ------
+        ValueError
+            Not a schedule dictionary, or an invalid problem or placement.
+        """
+        if not isinstance(d, dict) or d.get("format") != SCHEDULE_FORMAT:
+            raise ValueError("not an ember schedule (format "
+                             f"{d.get('format') if isinstance(d, dict) else None!r})")
+        if d.get("version") != SCHEDULE_VERSION:
+            raise ValueError(f"ember schedule version {d.get('version')!r} is not {SCHEDULE_VERSION}")
+        try:
+            p, pl = d["problem"], d["placement"]
+            tasks = [_dec_key(t) for t in p["tasks"]]
+            if not len(tasks) == len(p["cost"]) == len(pl["tasks"]):
+                raise ValueError("tasks, costs and placements differ in number")
+            cost = {t: [_dec_num(x) for x in row] for t, row in zip(tasks, p["cost"])}
+            edges = {(tasks[u], tasks[v]): b for u, v, b in p["edges"]}
+            pr = Problem(cost, edges, [[_dec_num(x) for x in row] for row in p["bandwidth"]], p["latency"],
+                         p["devices"])
+            place = dict(zip(tasks, pl["tasks"]))
+            copies: dict = {}
+            for i, dv, s0, f0 in pl["copies"]:
+                copies.setdefault(tasks[i], []).append((int(dv), float(s0), float(f0)))
+            return cls(str(d["algo"]), pr, {t: int(x[0]) for t, x in place.items()},
+                       {t: float(x[1]) for t, x in place.items()}, {t: float(x[2]) for t, x in place.items()},
+                       [tasks[i] for i in pl["order"]], dict(d.get("extra") or {}), copies)
+        except (KeyError, TypeError, IndexError, ValueError) as e:
+            if isinstance(e, ValueError) and str(e).startswith(("cost", "edge", "task", "bandwidth", "latency")):
+                raise
+            raise ValueError(f"not an ember schedule: {type(e).__name__}: {e}") from None
+
+    def save(self, path) -> None:
+        """Write the schedule as a JSON file (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        save_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path) -> "Schedule":
+        """Read a schedule JSON file (:meth:`save`'s).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        Schedule
+        """
+        return cls.from_dict(load_json(path, "ember schedule"))
+
+
+SCHEDULE_FORMAT, SCHEDULE_VERSION = "ember-schedule", 1
+
+
+def _enc_key(t):
+    return [_enc_key(x) for x in t] if isinstance(t, tuple) else t
+
+
+def _dec_key(t):
+    return tuple(_dec_key(x) for x in t) if isinstance(t, list) else t
+
+
+def _enc_num(x: float):
+    return None if math.isinf(x) else x
+
+
+def _dec_num(x) -> float:
+    return math.inf if x is None else float(x)
 
 
 def simulate(schedule: Schedule, cost=None) -> Schedule:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -49,17 +50,79 @@ class Profile:
     threads: int = 0
     measured: dict = field(default_factory=dict)
 
+    # serialisation: to_dict / from_dict / save / load, as everywhere in ember
+    def to_dict(self) -> dict:
+        """The profile as plain JSON-able data.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back.
+        """
+        return asdict(self)
+
+    def save(self, path) -> None:
+        """Write the profile as a JSON file (what ``ember sim calibrate`` writes).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        Path(path).write_text(_dumps(self.to_dict()) + "\n")
+
+    @classmethod
+    def load(cls, path) -> "Profile":
+        """Read a profile JSON file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        Profile
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed profile (naming the field).
+        """
+        return _parse(Path(path).read_bytes())
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1, sort_keys=True)
+        """Deprecated: ``json.dumps(profile.to_dict())``, or :meth:`save`."""
+        warnings.warn("Profile.to_json() is deprecated: use Profile.to_dict() (and json.dumps) or Profile.save(path)",
+                      DeprecationWarning, stacklevel=2)
+        return _dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Profile":
-        """A profile from JSON (e.g. a file `ember sim calibrate` wrote); a malformed one is a ValueError
-        naming the field. Unknown keys are ignored."""
-        try:
-            d = json.loads(text)
-        except (ValueError, UnicodeDecodeError, RecursionError) as e:
-            raise ValueError(f"device profile: invalid JSON ({e})") from None
+        """Deprecated: ``Profile.from_dict(json.loads(text))``, or :meth:`load`."""
+        warnings.warn("Profile.from_json() is deprecated: use Profile.from_dict(json.loads(text)) or "
+                      "Profile.load(path)", DeprecationWarning, stacklevel=2)
+        return _parse(text)
+
+    @classmethod
+    def from_dict(cls, d) -> "Profile":
+        """A profile from its dictionary (e.g. a file ``ember sim calibrate`` wrote); a malformed one is a
+        ValueError naming the field. Unknown keys are ignored.
+
+        Parameters
+        ----------
+        d : dict
+            A profile's dictionary.
+
+        Returns
+        -------
+        Profile
+
+        Raises
+        ------
+        ValueError
+            A missing or invalid field.
+        """
         if not isinstance(d, dict):
             raise ValueError("device profile: the document is not an object")
 
@@ -98,6 +161,18 @@ class Profile:
         return cls(name, num("mul_per_s", True), num("add_per_s", True), num("bandwidth", True), num("cache_mb", False, 0),
                    source, ints["multipliers"], num("freq_hz", False, 0), {k: float(v) for k, v in rates.items()},
                    ints["threads"], measured)
+
+
+def _dumps(d: dict) -> str:
+    return json.dumps(d, indent=1, sort_keys=True)
+
+
+def _parse(text: Union[str, bytes]) -> Profile:
+    try:
+        d = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"device profile: invalid JSON ({e})") from None
+    return Profile.from_dict(d)
 
 
 def asic(name: str, multipliers: int, bandwidth: float, cache_mb: float, source: str, freq_hz: float = 1e9) -> Profile:
@@ -143,7 +218,7 @@ def reference_cpu_profile() -> Profile:
         The figures `ember sim calibrate --threads 2` measured on the 2-core development VM (Intel Xeon with
         AVX-512 IFMA), 2026-11-21.
     """
-    return Profile.from_json(REFERENCE_CPU_PROFILE.read_text())
+    return Profile.load(REFERENCE_CPU_PROFILE)
 
 
 def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
@@ -171,10 +246,10 @@ def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"no CPU profile at {p}")
-        return Profile.from_json(p.read_text()), f"calibrated ({p})"
+        return Profile.load(p), f"calibrated ({p})"
     p = default_cpu_profile_path()
     if p.exists():
-        return Profile.from_json(p.read_text()), f"calibrated ({p})"
+        return Profile.load(p), f"calibrated ({p})"
     ref = reference_cpu_profile()
     return ref, ref.source + "; run `ember sim calibrate` for this machine's own figures"
 
@@ -188,5 +263,5 @@ def load(name_or_path: str, cpu_profile_path: Optional[str] = None) -> Profile:
         return cpu_profile(cpu_profile_path)[0]
     path = Path(name_or_path)
     if path.exists():
-        return Profile.from_json(path.read_text())
+        return Profile.load(path)
     raise ValueError(f"unknown device {name_or_path!r}; choose from cpu, {', '.join(BUILTIN)} or a profile JSON file")
