@@ -49,3 +49,43 @@ def load_json(path, what: str):
         return json.loads(Path(path).read_bytes())
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ValueError(f"{path}: not an {what}: invalid JSON ({e})") from None
+
+
+class JsonFile:
+    """The file half of the convention for a class with ``to_dict`` / ``from_dict``: :meth:`save` and :meth:`load`.
+
+    A subclass names what its files hold in ``JSON_WHAT`` (for the error of a file that is not JSON).
+    """
+
+    JSON_WHAT = "ember object"
+
+    def save(self, path) -> None:
+        """Write the object as a JSON file (its ``to_dict()``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        save_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path):
+        """Read a JSON file written by :meth:`save`, validated by ``from_dict``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        object
+            An instance of the class.
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed document.
+        """
+        return cls.from_dict(load_json(path, cls.JSON_WHAT))

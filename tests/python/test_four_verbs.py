@@ -3,6 +3,7 @@ overheads
 all have to_dict / from_dict / save / load; a save-load round trip rebuilds the same object (compared through an
 independent reading of the file: json.loads of what save wrote equals to_dict); the old text verbs (to_json /
 from_json) still work one release, with a DeprecationWarning."""
+import inspect
 import json
 import warnings
 
@@ -58,7 +59,7 @@ def test_four_verbs_round_trip(name, tmp_path):
     for verb in ("to_dict", "save"):
         assert callable(getattr(cls, verb, None)), f"{cls.__name__}.{verb}"
     for verb in ("from_dict", "load"):                      # constructors: class methods
-        assert isinstance(cls.__dict__.get(verb), classmethod), f"{cls.__name__}.{verb}"
+        assert isinstance(inspect.getattr_static(cls, verb, None), classmethod), f"{cls.__name__}.{verb}"  # own or inherited
     obj = make()
     d = obj.to_dict()
     path = tmp_path / "x.json"

@@ -21,13 +21,15 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..serial import load_json, save_json
+from ..serial import JsonFile
 
 
 @dataclass
-class ExecutorOverhead:
+class ExecutorOverhead(JsonFile):
     """per_task_s: the fitted per-task overhead (seconds, >= 0); workers, tasks, wall_s, compute_s (sum): the run it
     was fitted on; breakdown: medians of the per-task records' fields (None when the executor has none)."""
+
+    JSON_WHAT = "ember executor overhead"
     per_task_s: float
     workers: int
     tasks: int
@@ -111,30 +113,6 @@ class ExecutorOverhead:
             raise ValueError(f"not an executor overhead: values out of range in {d!r}")
         return cls(vals[0], workers, tasks, vals[1], vals[2], brk)
 
-    def save(self, path) -> None:
-        """Write the overhead as a JSON file (:meth:`to_dict`).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write.
-        """
-        save_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> "ExecutorOverhead":
-        """Read an overhead JSON file (:meth:`save`'s).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file.
-
-        Returns
-        -------
-        ExecutorOverhead
-        """
-        return cls.from_dict(load_json(path, "ember executor overhead"))
 
 
 def predict_batch(compute_s: float, tasks: int, workers: int, overhead: Optional[ExecutorOverhead] = None) -> float:

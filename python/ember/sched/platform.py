@@ -22,7 +22,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence
 
-from ..serial import load_json, save_json
+from ..serial import JsonFile
 
 GB = 1e9
 LINKS = {  # bytes per second, with where the figure comes from
@@ -45,7 +45,9 @@ class Device:
 
 
 @dataclass
-class Platform:
+class Platform(JsonFile):
+    JSON_WHAT = "ember platform"
+
     name: str
     devices: list
     bandwidth: list      # P x P bytes/s (diagonal 0: unused)
@@ -60,35 +62,6 @@ class Platform:
         return {"name": self.name, "devices": [d.as_dict() for d in self.devices], "bandwidth": self.bandwidth,
                 "latency": self.latency, "notes": self.notes}
 
-    def save(self, path) -> None:
-        """Write the platform as a JSON file (:meth:`to_dict`).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write.
-        """
-        save_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> "Platform":
-        """Read a platform JSON file (:meth:`save`'s).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file.
-
-        Returns
-        -------
-        Platform
-
-        Raises
-        ------
-        ValueError
-            Invalid JSON or a malformed platform.
-        """
-        return cls.from_dict(load_json(path, "ember platform"))
 
     @classmethod
     def from_dict(cls, d: dict) -> "Platform":

@@ -7,7 +7,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Hashable, Optional
 
-from ..serial import load_json, save_json
+from ..serial import JsonFile
 from .problem import Problem
 
 _EPS = 1e-9
@@ -31,13 +31,15 @@ def _still_callable(value, name: str):
 
 
 @dataclass
-class Schedule:
+class Schedule(JsonFile):
     """device[task], start[task], finish[task] (seconds), by the caller's task keys; order: tasks in the order
     they were placed. Metrics follow Topcuoglu et al. 2002: SLR = makespan / sum over the critical path (by
     minimum costs) of the minimum costs; speedup = the best single device's sequential time / makespan;
     efficiency = speedup / devices. Every metric is a property (makespan, slr, speedup, efficiency, cp_min,
     sequential, busy, utilisation, transfers); calling the ones that were methods still works for one release,
     with a DeprecationWarning."""
+
+    JSON_WHAT = "ember schedule"
     algo: str
     problem: Problem = field(repr=False)
     device: dict
@@ -252,30 +254,6 @@ class Schedule:
                 raise
             raise ValueError(f"not an ember schedule: {type(e).__name__}: {e}") from None
 
-    def save(self, path) -> None:
-        """Write the schedule as a JSON file (:meth:`to_dict`).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write.
-        """
-        save_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> "Schedule":
-        """Read a schedule JSON file (:meth:`save`'s).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file.
-
-        Returns
-        -------
-        Schedule
-        """
-        return cls.from_dict(load_json(path, "ember schedule"))
 
 
 SCHEDULE_FORMAT, SCHEDULE_VERSION = "ember-schedule", 1
