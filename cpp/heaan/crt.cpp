@@ -62,10 +62,11 @@ CrtBasis::CrtBasis(std::size_t n, int prime_bits, std::size_t count, int max_in_
     // (its double-precision quotient estimate)
     const bool small = std::all_of(ps.begin(), ps.end(), [](u64 q) { return q < (u64(1) << 50); });
     const bool large = std::all_of(ps.begin(), ps.end(), [](u64 q) { return q >= (u64(1) << 40); });
+    avx2_ok_ = small && large && detail::crt_avx2_supported();
     if (small && detail::crt_ifma_supported() && n >= 64) best_ = CrtPath::kIfma;
-    else if (small && large && detail::crt_avx2_supported()) best_ = CrtPath::kAvx2;
+    else if (avx2_ok_) best_ = CrtPath::kAvx2;
     path_ = best_;
-    if (best_ == CrtPath::kAvx2) {
+    if (avx2_ok_) {  // also on IFMA CPUs: tests and benches compare the paths
         d32 = static_cast<std::size_t>(max_in_bits + 31) / 32;
         crt32.resize(count * d32 * 2);
         for (std::size_t j = 0; j < count; ++j) {

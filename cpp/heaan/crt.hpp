@@ -94,8 +94,13 @@ public:
     CrtPath path() const { return path_; }
     /// The fastest path this basis can take on this CPU.
     CrtPath best_path() const { return best_; }
-    /// Runs `p`, or the best path below it that this basis can take (tests compare the paths).
-    void set_path(CrtPath p) { path_ = std::min(p, best_); }
+    /// Runs `p`, or the best path below it that this basis can take (tests compare the paths). AVX2 needs its own
+    /// condition (primes in [2^40, 2^50)), which an IFMA basis need not meet.
+    void set_path(CrtPath p) {
+        if (p > best_) p = best_;
+        if (p == CrtPath::kAvx2 && !avx2_ok_) p = CrtPath::kScalar;
+        path_ = p;
+    }
     bool ifma() const { return path_ == CrtPath::kIfma; }
     bool avx2() const { return path_ == CrtPath::kAvx2; }
     /// on: the best path; off: the scalar kernels.
@@ -146,6 +151,7 @@ private:
     std::vector<NttTables> ntt_;
     std::vector<double> log_prefix_;
     CrtPath path_ = CrtPath::kScalar, best_ = CrtPath::kScalar;
+    bool avx2_ok_ = false;  // the AVX2 kernels can run (CPU, primes) and crt32 is built
     mutable std::mutex mu_;
     mutable std::map<std::size_t, std::unique_ptr<IcrtPlan>> plans_;
 };

@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 
 #include "heaan/crt.hpp"
@@ -185,10 +184,7 @@ void icrt_avx2(const CrtBasis& B, const IcrtPlan& plan, const u64* const* in, in
     const std::size_t full = count / kLanes * kLanes;
     if (R > kRun || full == 0)  // column sums would overflow (np >= 127), or fewer than 4 coefficients
         return icrt_scalar(B, plan, in, shift, out_bits, out, c0_, count);
-    if (full < count) {
-        const u64* const* rows = in;
-        icrt_scalar(B, plan, rows, shift, out_bits, out + full * on, c0_ + full, count - full);
-    }
+    if (full < count) icrt_scalar(B, plan, in, shift, out_bits, out + full * on, c0_ + full, count - full);
     const std::size_t w_lo = icrt_first_digit(shift, 64);
     const std::size_t w_hi = static_cast<std::size_t>(shift + out_bits + 63) / 64;
     const std::size_t k_lo = 2 * w_lo, nd = 2 * (w_hi - w_lo);
