@@ -39,6 +39,7 @@ void bind_graph(nb::module_& m) {
     });
     m.def("oprec_start", &oprec::start);
     m.def("oprec_recording", &oprec::recording);
+    m.def("oprec_thread", &oprec::thread_id);  // the calling thread's id in the events' "thread"
     m.def("oprec_stop", [] {
         std::vector<oprec::Event> evs;
         {
@@ -60,6 +61,7 @@ void bind_graph(nb::module_& m) {
             d["counts"] = c;
             d["ns"] = e.ns;
             d["symbolic"] = e.symbolic;
+            d["thread"] = e.thread;
             out.append(d);
         }
         return out;

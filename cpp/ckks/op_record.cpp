@@ -12,7 +12,9 @@ namespace {
 std::mutex g_mu;
 std::vector<Event> g_events;
 std::atomic<std::uint64_t> g_next_id{1};
+std::atomic<std::uint64_t> g_next_thread{1};
 thread_local int t_depth = 0;
+thread_local std::uint64_t t_thread = 0;
 
 std::uint64_t now_ns() {
     return static_cast<std::uint64_t>(
@@ -39,6 +41,11 @@ ValueRef ref_of(const Ciphertext& c) {
 
 std::uint64_t fresh_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 
+std::uint64_t thread_id() {
+    if (t_thread == 0) t_thread = g_next_thread.fetch_add(1, std::memory_order_relaxed);
+    return t_thread;
+}
+
 void start() {
     std::lock_guard<std::mutex> l(g_mu);
     if (detail::g_recording.load() != 0) throw std::logic_error("graph capture is already recording (captures do not nest)");
@@ -58,6 +65,7 @@ Op::Op(const char* op) {
     if (t_depth != 1 || !recording()) return;
     on_ = true;
     ev_.op = op;
+    ev_.thread = thread_id();
     prev_sink_ = trace::set_thread_sink(&ev_.counts);
     t0_ = now_ns();
 }

@@ -11,9 +11,10 @@
 // whose output is a copy of one of its inputs (rotation by 0 slots, leveling to the same level) did no
 // work and records nothing.
 //
-// Recording is process-wide and meant for one thread of evaluator calls at a time (the usual case);
-// the per-operation counters are those of the calling thread. When off, the cost is one relaxed
-// atomic load per operation.
+// Recording is process-wide; each event carries the recorder's id of the thread that called the operation
+// (thread_id()), so that a capture keeps only its own thread's operations while other threads call the
+// evaluator too. The per-operation counters are those of the calling thread. When off, the cost is one
+// relaxed atomic load per operation.
 #pragma once
 
 #include <atomic>
@@ -43,6 +44,7 @@ struct Event {
     trace::Counts counts;  // kernels run by the operation (counts.ns: their time)
     std::uint64_t ns = 0;  // wall time of the whole operation
     bool symbolic = false; // ran on the symbolic (null) backend: counts and time mean nothing
+    std::uint64_t thread = 0; // thread_id() of the thread that called the operation
 };
 
 namespace detail { extern std::atomic<int> g_recording; }
@@ -54,6 +56,8 @@ void start();
 std::vector<Event> stop();
 /// A fresh process-unique value id (never 0).
 std::uint64_t fresh_id();
+/// The calling thread's id for the recorder: 1, 2, ... in the order threads first ask (never reused).
+std::uint64_t thread_id();
 
 /// RAII recorder of one operation: construct it first thing in a public Evaluator operation, name the
 /// inputs, and pass every result through out(). Inactive (and free) unless recording is on and this is

@@ -151,6 +151,31 @@ def test_two_threads_capture_at_once(small):
     assert not ember._ember.oprec_recording()
 
 
+def test_a_thread_that_captures_nothing_does_not_leak_into_a_capture(small):
+    """The recorder is one per process, but each event names its thread: evaluator calls of a thread that opens no
+    capture, made while this thread's capture is open, are not in this graph (before, they were, with no error)."""
+    import threading
+    ctx, keys, x, y = small
+    opened, done = threading.Event(), threading.Event()
+
+    def busy():
+        opened.wait(30)
+        z = x
+        for _ in range(4):
+            z = z.rotate(1) + y
+        done.set()
+
+    t = threading.Thread(target=busy)
+    t.start()
+    with ember.graph() as g:
+        opened.set()
+        w = x * y
+        assert done.wait(60)                   # the other thread's 8 operations ran while this capture was open
+        w + x
+    t.join(30)
+    assert g.op_counts() == {"mul": 1, "add": 1}
+
+
 def test_capture_waits_for_another_thread_with_a_limit(small):
     """A capture of another thread holds the process's recorder: a capture here waits for it, at most `wait`
     seconds, then says why."""

@@ -1,5 +1,7 @@
-"""HE programs as graphs: capture a program's evaluator operations as a data-flow DAG, save and load it as
-versioned JSON, and analyse it (op counts, critical path, the edges a scheduler needs).
+"""HE programs as graphs: capture, save and load, analyse.
+
+Capture a program's evaluator operations as a data-flow DAG, save and load it as versioned JSON, and analyse it
+(op counts, critical path, the edges a scheduler needs).
 
 Live capture -- every public Evaluator operation run inside the block becomes a node, including those inside
 C++ circuits (linear transforms, polynomial evaluation, bootstrapping: a bootstrapping is its hundreds of
@@ -24,8 +26,9 @@ what ``ember schedule NAME`` and ``ember graph NAME`` use; ``capture_program(pro
 ``program(ctx, keys)``.
 
 Data model (ember.graph.model)
-  Value  id, kind ("ciphertext" | "plaintext"), level, scale, slots, bytes, producer (node id or None for a
-         source: a program input, a fresh encryption, a plaintext constant).
+  Value  id, kind ("ciphertext" | "plaintext" | "digits": split_hoisted's raised digits), level, scale, slots,
+         bytes, producer (node id or None for a source: a program input, a fresh encryption, a plaintext
+         constant).
   Node   id (0, 1, ... in execution order, which is topological), op, inputs / outputs (value ids), level (the
          lowest level of its ciphertext inputs: the level it works at), slots, params (integer arguments:
          rotate "steps", rotate_many "steps" list, automorphism "galois", drop_to_level / adjust_to /
@@ -40,10 +43,13 @@ Data model (ember.graph.model)
 
 Operation kinds (the Evaluator's public operations, cpp/ckks/evaluator.hpp): add, sub, negate, add_plain,
 sub_plain, add_const, add_vector, mul (relinearized and rescaled), mul_sum (a sum of products, relinearized and
-rescaled once; inputs a_0, b_0, a_1, b_1, ..., then an optional addend summed before the rescale), multiply_relin, relinearize, mul_plain,
-mul_vector, mul_const, mul_int, mul_round, linear_combination, rescale, drop_to_level, adjust_to, rotate,
-rotate_many, conjugate, automorphism. Only the outermost operation is a node (an add that levels its operands
-is one "add"); operations that do no work (rotation by 0, leveling to the same level) are not nodes.
+rescaled once; inputs a_0, b_0, a_1, b_1, ..., then an optional addend summed before the rescale),
+multiply_relin, relinearize, mul_plain, mul_vector, mul_const, mul_int, mul_round, linear_combination, rescale,
+drop_to_level, adjust_to, rotate, rotate_many, conjugate, automorphism; the circuits' double hoisting and
+bootstrapping also issue key_switch, key_switch_digits, mod_raise, mod_down, mod_down_rescale,
+rotate_many_raised and mul_plain_sum, and split_hoisted makes mod_up_digits and rotate_raised_digits. Only the
+outermost operation is a node (an add that levels its operands is one "add"); operations that do no work
+(rotation by 0, leveling to the same level) are not nodes.
 
 JSON format, version 1 (ember.graph.FORMAT = "ember-graph", VERSION = 1)::
 
@@ -57,8 +63,8 @@ JSON format, version 1 (ember.graph.FORMAT = "ember-graph", VERSION = 1)::
      "names":   {"0": "x", "3": "y"}}
 
 Nodes are numbered 0, 1, ... in a topological order; a value is produced by at most one node, before any node
-reads it. ember.graph.load(path) / Graph.load(path) / Graph.from_dict(d) validate all of this (and every type and sign) and raise
-ValueError naming the problem; a file from a newer version is refused with a clear message.
+reads it. ember.graph.load(path) / Graph.load(path) / Graph.from_dict(d) validate all of this (and every type
+and sign) and raise ValueError naming the problem; a file from a newer version is refused with a clear message.
 """
 from __future__ import annotations
 
@@ -76,9 +82,26 @@ __all__ = ["Capture", "capture", "split_hoisted", "Graph", "Node", "Value", "loa
 
 
 class _CallableModule(types.ModuleType):
-    """`ember.graph(ctx)` is `ember.graph.capture(ctx)`; the module keeps its attributes."""
+    """The class of the ember.graph module: `ember.graph(ctx)` is `ember.graph.capture(ctx)`.
+
+    The module keeps its attributes.
+    """
 
     def __call__(self, context=None, **kw) -> Capture:
+        """Open a capture: ``capture(context, **kw)``.
+
+        Parameters
+        ----------
+        context : ember.Context, optional
+            Its parameters go into the graph's ``meta["params"]``.
+        **kw
+            The keyword options of :func:`capture` (meta, wait).
+
+        Returns
+        -------
+        Capture
+            The context manager.
+        """
         return capture(context, **kw)
 
 

@@ -6,12 +6,12 @@ Graph with value ids renumbered 0, 1, ... in order of first appearance, so that 
 
 Which captures are open is per context (a ``contextvars.ContextVar``: per thread, per asyncio task), never a module
 global. In one context, captures nest: an inner capture's operations belong to it and to every capture around
-it. The C++ recorder itself is one per process, and its events do not say which thread made them, so captures of
-different contexts take turns: a capture opened while another thread's is open waits for it to close (``wait``
-seconds at most) -- two threads, or two compute slots of a Dask worker profiling their tasks, each get the graph
-of their own operations, one after the other. Operations of a thread that captures nothing still reach the open
-capture of another thread (the recorder cannot tell them apart): do not mix a capture with other threads'
-evaluator calls."""
+it. The C++ recorder itself is one per process, so captures of different contexts take turns: a capture opened
+while another thread's is open waits for it to close (``wait`` seconds at most) -- two threads, or two compute slots
+of a Dask worker profiling their tasks, each get the graph of their own operations, one after the other. Each event
+names the thread that called the operation, and a capture keeps only its own thread's: the evaluator calls of a
+thread that captures nothing, made while another thread captures, never reach that capture.
+"""
 from __future__ import annotations
 
 import contextvars
@@ -44,8 +44,10 @@ def _params_meta(ctx) -> dict:
 
 
 class Capture:
-    """The context manager returned by ember.graph(). `with ember.graph(ctx) as g:` -> g is the Graph, filled
-    when the block exits (also when it raises: the operations done so far).
+    """The context manager returned by ember.graph().
+
+    ``with ember.graph(ctx) as g:`` -> g is the Graph, filled when the block exits (also when it raises: the
+    operations done so far).
 
     Inside the block, g.input(ct, name) and g.output(ct, name) name a program's inputs and outputs (outputs are
     also listed in g.outputs, in the order marked); they may also be called after the block on values it saw.
@@ -78,6 +80,19 @@ class Capture:
         self._wait = wait
 
     def __enter__(self) -> Graph:
+        """Start recording and return the graph (filled when the block exits).
+
+        Returns
+        -------
+        Graph
+            The graph.
+
+        Raises
+        ------
+        RuntimeError
+            The capture was used before, another thread's capture did not close within `wait` seconds, or the
+            operation recorder is already running outside ember.graph.
+        """
         if self._used:
             raise RuntimeError("a capture records one block; open a new one with ember.graph()")
         self._used = True
@@ -97,6 +112,25 @@ class Capture:
         return self.graph
 
     def __exit__(self, *exc):
+        """Stop recording and build the graph from the operations recorded.
+
+        Parameters
+        ----------
+        *exc
+            The exception type, value and traceback (None when the block did not raise).
+
+        Returns
+        -------
+        bool
+            False: an exception of the block propagates.
+
+        Raises
+        ------
+        RuntimeError
+            This capture is not the innermost open one of this thread.
+        ValueError
+            A value named or marked as an output inside the block does not appear in the graph.
+        """
         stack = _open.get()
         if not stack or stack[-1] is not self:
             raise RuntimeError("graph captures must close in this thread, innermost first")
@@ -115,6 +149,26 @@ class Capture:
 
     # naming ------------------------------------------------------------------------------------
     def mark(self, x, name: Optional[str], output: bool):
+        """Name a value of the capture, or mark it as an output (what Graph.input and Graph.output call).
+
+        Inside the block the request is kept until the block exits; after it, it applies at once.
+
+        Parameters
+        ----------
+        x : ember.Ciphertext or ember.Plaintext
+            The value.
+        name : str or None
+            Its name (None: no name).
+        output : bool
+            Append it to the graph's outputs.
+
+        Raises
+        ------
+        TypeError
+            `x` is not a Ciphertext or Plaintext.
+        ValueError
+            No operation used the value, or (after the block) it does not appear in the graph.
+        """
         core = _core_of(x)
         pid = core.id
         if pid == 0:
@@ -173,12 +227,23 @@ class Capture:
 
 
 def _distribute(events: list, captures) -> None:
+    """Give the calling thread's events to the captures (all of this thread: they close in the thread that opened them).
+
+    Parameters
+    ----------
+    events : list of dict
+        The recorder's events (``_ember.oprec_stop()``), of every thread.
+    captures : tuple of Capture
+        The captures open in this context.
+    """
+    me = _ember.oprec_thread()
+    mine = [e for e in events if e["thread"] == me]
     for c in captures:
-        c._events.extend(events)
+        c._events.extend(mine)
 
 
 def _take_turn(capture: Capture, wait: Optional[float]) -> None:
-    """The C++ recorder for this context's captures, once no other context's capture holds it."""
+    """Take the C++ recorder for this context's captures, once no other context's capture holds it."""
     global _holder
     deadline = None if wait is None else time.monotonic() + wait
     with _turn:
@@ -202,7 +267,7 @@ def _end_turn() -> None:
 
 
 def capture(context=None, *, meta: Optional[dict] = None, wait: Optional[float] = DEFAULT_WAIT) -> Capture:
-    """`with ember.graph(ctx) as g:` records every evaluator operation of the block into the Graph g.
+    """Return a capture: ``with ember.graph(ctx) as g:`` records every evaluator operation of the block into g.
 
     Parameters
     ----------

@@ -1,10 +1,23 @@
-"""Drawing small graphs (matplotlib, imported only when drawing): nodes placed by depth (x) and order within
-the depth (y), edges as lines, colours by operation kind."""
+"""Drawing small graphs (matplotlib, imported only when drawing).
+
+Nodes placed by depth (x) and order within the depth (y), edges as lines, colours by operation kind.
+"""
 from __future__ import annotations
 
 
 def pyplot():
-    """matplotlib.pyplot on the Agg backend (ImportError with the install hint when matplotlib is missing)."""
+    """Return matplotlib.pyplot on the Agg backend.
+
+    Returns
+    -------
+    module
+        matplotlib.pyplot.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is missing (the message gives the install hint).
+    """
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -21,14 +34,44 @@ _KINDS = ["mul", "rotate", "rotate_many", "add", "rescale", "mul_plain", "mul_co
 
 
 def op_colour(op: str):
-    """The colour of an operation kind in graph and Gantt drawings (stable across drawings)."""
+    """Return the colour of an operation kind in graph and Gantt drawings (stable across drawings).
+
+    Parameters
+    ----------
+    op : str
+        The operation kind.
+
+    Returns
+    -------
+    str
+        A hex colour.
+    """
     import zlib
     k = _KINDS.index(op) if op in _KINDS else zlib.crc32(op.encode())
     return _PALETTE[k % len(_PALETTE)]
 
 
 def draw_graph(graph, path, max_nodes: int = 400) -> None:
-    """Nodes placed by depth (x) and order within the depth (y), edges as lines, colour by operation kind."""
+    """Draw a small graph as an image file.
+
+    Nodes placed by depth (x) and order within the depth (y), edges as lines, colour by operation kind.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    path : str or os.PathLike
+        The image file to write (matplotlib picks the format from its suffix).
+    max_nodes : int, optional
+        The most nodes drawn (default 400).
+
+    Raises
+    ------
+    ValueError
+        The graph has more than `max_nodes` nodes.
+    ImportError
+        matplotlib is not installed.
+    """
     if len(graph) > max_nodes:
         raise ValueError(f"the graph has {len(graph)} nodes; drawing is for small graphs (<= {max_nodes})")
     plt = pyplot()

@@ -1,5 +1,8 @@
-"""The graph data model: values, nodes, the versioned JSON format, and the analyses (op counts, edges,
-critical path). See the package docstring (ember/graph/__init__.py) for the format."""
+"""The graph data model: values, nodes, the versioned JSON format, and the analyses.
+
+The analyses: op counts, edges, critical path. See the package docstring (ember/graph/__init__.py) for the
+format.
+"""
 from __future__ import annotations
 
 import json
@@ -19,8 +22,27 @@ COUNT_KEYS = ("calls", "mod_mul", "mod_add", "ntt", "bytes_read", "bytes_written
 
 @dataclass
 class Value:
-    """A ciphertext or plaintext flowing through the program. `producer` is the id of the node that made it,
-    None for a source (a program input, a fresh encryption, a plaintext constant)."""
+    """A ciphertext or plaintext flowing through the program.
+
+    Parameters
+    ----------
+    id : int
+        The value id.
+    kind : str
+        "ciphertext", "plaintext" or "digits" (the raised digits of a split hoisted rotation set, split.py).
+    level : int
+        Its level.
+    scale : float
+        Its scale.
+    slots : int
+        Its slots.
+    bytes : int
+        Its size in bytes.
+    producer : int, optional
+        The id of the node that made it; None for a source (a program input, a fresh encryption, a plaintext
+        constant).
+    """
+
     id: int
     kind: str
     level: int
@@ -30,15 +52,42 @@ class Value:
     producer: Optional[int] = None
 
     def as_dict(self) -> dict:
+        """Return the value as it is written in the JSON format.
+
+        Returns
+        -------
+        dict
+            id, kind, level, scale, slots, bytes (not the producer, which the nodes give).
+        """
         return {"id": self.id, "kind": self.kind, "level": self.level, "scale": self.scale, "slots": self.slots,
                 "bytes": self.bytes}
 
 
 @dataclass
 class Node:
-    """One evaluator operation. `level` is the level it works at: the lowest level of its ciphertext inputs
-    (an operation without ciphertext inputs: its first output's). `counts` are the kernel counters measured
-    while it ran (live capture only; keys COUNT_KEYS), `seconds` its measured wall time (live only)."""
+    """One evaluator operation.
+
+    Parameters
+    ----------
+    id : int
+        The node id: its position in the graph's (topological) order.
+    op : str
+        The operation kind.
+    inputs, outputs : list of int
+        The value ids it reads and makes.
+    level : int
+        The level it works at: the lowest level of its ciphertext inputs (an operation without ciphertext
+        inputs: its first output's).
+    slots : int
+        Its slots.
+    params : dict, optional
+        Its integer arguments (rotate "steps", ...; the package docstring).
+    counts : dict, optional
+        The kernel counters measured while it ran (live capture only; keys COUNT_KEYS).
+    seconds : float, optional
+        Its measured wall time (live capture only).
+    """
+
     id: int
     op: str
     inputs: list[int]
@@ -50,6 +99,18 @@ class Node:
     seconds: Optional[float] = None
 
     def as_dict(self, measurements: bool = True) -> dict:
+        """Return the node as it is written in the JSON format.
+
+        Parameters
+        ----------
+        measurements : bool, optional
+            Include counts and seconds (default True).
+
+        Returns
+        -------
+        dict
+            id, op, in, out, level, slots, params (and counts, seconds).
+        """
         d = {"id": self.id, "op": self.op, "in": list(self.inputs), "out": list(self.outputs), "level": self.level,
              "slots": self.slots, "params": dict(self.params)}
         if measurements:
@@ -59,7 +120,28 @@ class Node:
 
 
 class Graph:
-    """A data-flow DAG of HE operations. Nodes are kept in a topological order (the order they ran)."""
+    """A data-flow DAG of HE operations.
+
+    Nodes are kept in a topological order (the order they ran).
+
+    Parameters
+    ----------
+    meta : dict, optional
+        The graph's metadata (mode, params, ...), copied.
+
+    Attributes
+    ----------
+    values : dict
+        ``{value id: Value}``.
+    nodes : list of Node
+        The nodes, by node id.
+    meta : dict
+        The metadata.
+    outputs : list of int
+        The value ids of the program's outputs.
+    names : dict
+        ``{value id: name}``.
+    """
 
     def __init__(self, meta: Optional[dict] = None):
         self.values: dict[int, Value] = {}
@@ -70,11 +152,37 @@ class Graph:
         self._capture = None  # the live/symbolic capture that fills this graph, if any
 
     def input(self, x, name: Optional[str] = None) -> None:
-        """Names an input of the program (a Ciphertext the capture saw)."""
+        """Name an input of the program (a value the capture saw).
+
+        Parameters
+        ----------
+        x : ember.Ciphertext or ember.Plaintext
+            The value.
+        name : str, optional
+            Its name.
+
+        Raises
+        ------
+        ValueError
+            The graph was not made by a capture, or the capture did not see the value.
+        """
         self._mark(x, name, output=False)
 
     def output(self, x, name: Optional[str] = None) -> None:
-        """Marks a Ciphertext as an output of the program (appended to .outputs), optionally named."""
+        """Mark a value as an output of the program (appended to `outputs`), optionally named.
+
+        Parameters
+        ----------
+        x : ember.Ciphertext or ember.Plaintext
+            The value.
+        name : str, optional
+            Its name.
+
+        Raises
+        ------
+        ValueError
+            The graph was not made by a capture, or the capture did not see the value.
+        """
         self._mark(x, name, output=True)
 
     def _mark(self, x, name, output: bool) -> None:
@@ -84,6 +192,33 @@ class Graph:
 
     # building ----------------------------------------------------------------------------------
     def add_value(self, kind: str, level: int, scale: float, slots: int, nbytes: int, vid: Optional[int] = None) -> int:
+        """Add a value (without a producer yet).
+
+        Parameters
+        ----------
+        kind : str
+            "ciphertext", "plaintext" or "digits" (not checked here).
+        level : int
+            Its level.
+        scale : float
+            Its scale.
+        slots : int
+            Its slots.
+        nbytes : int
+            Its size in bytes.
+        vid : int, optional
+            Its id (default: the number of values so far).
+
+        Returns
+        -------
+        int
+            Its id.
+
+        Raises
+        ------
+        ValueError
+            The id exists.
+        """
         vid = len(self.values) if vid is None else vid
         if vid in self.values:
             raise ValueError(f"value {vid} already exists")
@@ -93,7 +228,36 @@ class Graph:
     def add_node(self, op: str, inputs: Iterable[int], outputs: Iterable[int], level: Optional[int] = None,
                  slots: Optional[int] = None, params: Optional[dict] = None, counts: Optional[dict] = None,
                  seconds: Optional[float] = None) -> int:
-        """Appends a node; its inputs must exist, its outputs must exist and have no producer yet."""
+        """Append a node; its inputs must exist, its outputs must exist and have no producer yet.
+
+        Parameters
+        ----------
+        op : str
+            The operation kind.
+        inputs, outputs : iterable of int
+            The value ids it reads and makes; the outputs' producer becomes this node.
+        level : int, optional
+            The level it works at (default: the lowest level of its ciphertext inputs, else its first output's,
+            else 0).
+        slots : int, optional
+            Its slots (default: its first output's, else its first input's, else 0).
+        params : dict, optional
+            Its integer arguments.
+        counts : dict, optional
+            Measured kernel counters.
+        seconds : float, optional
+            Measured wall time.
+
+        Returns
+        -------
+        int
+            The node id.
+
+        Raises
+        ------
+        ValueError
+            An unknown input or output value, or an output that already has a producer.
+        """
         inputs, outputs = [int(v) for v in inputs], [int(v) for v in outputs]
         nid = len(self.nodes)
         for v in inputs:
@@ -116,9 +280,11 @@ class Graph:
 
     # queries -----------------------------------------------------------------------------------
     def __len__(self) -> int:
+        """Return the number of nodes."""
         return len(self.nodes)
 
     def __repr__(self) -> str:
+        """Return a short description: nodes, values, mode."""
         return f"<ember.graph.Graph {len(self.nodes)} nodes, {len(self.values)} values, mode={self.meta.get('mode')}>"
 
     @property
@@ -127,12 +293,25 @@ class Graph:
         return [v.id for v in self.values.values() if v.producer is None]
 
     def op_counts(self) -> dict[str, int]:
-        """Number of nodes per operation kind, most frequent first."""
+        """Count the nodes per operation kind.
+
+        Returns
+        -------
+        dict
+            ``{op: nodes}``, most frequent first.
+        """
         return dict(Counter(n.op for n in self.nodes).most_common())
 
     def total_counts(self) -> dict[str, int]:
-        """The kernel counters summed over all nodes (live graphs; equal to ember.trace() over the same block
-        when every kernel ran inside an evaluator operation)."""
+        """Sum the kernel counters over all nodes (live graphs).
+
+        Equal to ember.trace() over the same block when every kernel ran inside an evaluator operation.
+
+        Returns
+        -------
+        dict
+            ``{counter: total}``: every key of COUNT_KEYS (0 in a symbolic graph), and any other key a node has.
+        """
         tot = {k: 0 for k in COUNT_KEYS}
         for n in self.nodes:
             for k, v in (n.counts or {}).items():
@@ -140,8 +319,14 @@ class Graph:
         return tot
 
     def edges(self) -> dict[tuple[int, int], int]:
-        """{(producer node, consumer node): bytes}: the data one node passes to another (the sum of the sizes
-        of the distinct values passed). Edges from sources are not included."""
+        """Return the data one node passes to another.
+
+        Returns
+        -------
+        dict
+            ``{(producer node id, consumer node id): bytes}``: the sum of the sizes of the distinct values
+            passed. Edges from sources are not included.
+        """
         out: dict[tuple[int, int], int] = {}
         for n in self.nodes:
             seen = set()
@@ -154,12 +339,26 @@ class Graph:
         return out
 
     def successors(self) -> list[list[int]]:
+        """Return the successors of every node (by :meth:`edges`).
+
+        Returns
+        -------
+        list of list of int
+            Per node id, the ids of the nodes that read one of its outputs.
+        """
         succ: list[list[int]] = [[] for _ in self.nodes]
         for (u, v) in self.edges():
             succ[u].append(v)
         return succ
 
     def predecessors(self) -> list[list[int]]:
+        """Return the predecessors of every node (by :meth:`edges`).
+
+        Returns
+        -------
+        list of list of int
+            Per node id, the ids of the nodes whose outputs it reads.
+        """
         pred: list[list[int]] = [[] for _ in self.nodes]
         for (u, v) in self.edges():
             pred[v].append(u)
@@ -167,9 +366,19 @@ class Graph:
 
     def critical_path(self, cost: Union[None, Callable[[Node], float], Mapping[int, float]] = None
                       ) -> tuple[float, list[int]]:
-        """The longest path (sum of node costs, no transfers) and its node ids. cost: a function of the node,
-        a {node id: seconds} mapping, or None: the measured seconds where every node has them, else 1 per node
-        (the depth in operations)."""
+        """Return the longest path (sum of node costs, no transfers) and its node ids.
+
+        Parameters
+        ----------
+        cost : callable or Mapping, optional
+            A function of the node, a ``{node id: seconds}`` mapping, or None (default): the measured seconds
+            where every node has them, else 1 per node (the depth in operations).
+
+        Returns
+        -------
+        tuple
+            (length, node ids of the path, first to last); (0.0, []) for an empty graph.
+        """
         if cost is None:
             if self.nodes and all(n.seconds is not None for n in self.nodes):
                 cost_of = [float(n.seconds) for n in self.nodes]
@@ -199,6 +408,15 @@ class Graph:
         return best[path[0]], path[::-1]
 
     def summary(self) -> dict:
+        """Return the graph's facts as plain data.
+
+        Returns
+        -------
+        dict
+            nodes, values, sources, edges, depth (the longest path in operations), op_counts, bytes_moved (over
+            all edges), meta; with measured seconds on every node also measured_seconds (their sum) and
+            critical_path_seconds.
+        """
         length, path = self.critical_path(lambda n: 1.0)
         d = {"nodes": len(self.nodes), "values": len(self.values), "sources": len(self.sources),
              "edges": len(self.edges()), "depth": int(length), "op_counts": self.op_counts(),
@@ -209,23 +427,55 @@ class Graph:
         return d
 
     def draw(self, path, max_nodes: int = 400) -> None:
-        """A PNG of the graph (small graphs; matplotlib)."""
+        """Draw the graph as an image file (small graphs; matplotlib): :func:`ember.graph.draw.draw_graph`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The image file to write (a PNG for a ``.png`` suffix).
+        max_nodes : int, optional
+            The most nodes drawn (default 400).
+
+        Raises
+        ------
+        ValueError
+            The graph has more than `max_nodes` nodes.
+        ImportError
+            matplotlib is not installed.
+        """
         from .draw import draw_graph
         draw_graph(self, path, max_nodes)
 
     # comparison --------------------------------------------------------------------------------
     def structure(self) -> dict:
-        """The graph without measurements (counts, seconds) and without meta: what live and symbolic capture of
-        the same program must agree on."""
+        """Return the graph without measurements (counts, seconds) and without meta.
+
+        Returns
+        -------
+        dict
+            values, nodes, outputs: what live and symbolic captures of the same program must agree on.
+        """
         return {"values": [self.values[k].as_dict() for k in sorted(self.values)],
                 "nodes": [n.as_dict(measurements=False) for n in self.nodes], "outputs": list(self.outputs)}
 
     def same_structure(self, other: "Graph") -> bool:
+        """Return whether two graphs have the same :meth:`structure`.
+
+        Parameters
+        ----------
+        other : Graph
+            The other graph.
+
+        Returns
+        -------
+        bool
+            Whether they agree.
+        """
         return self.structure() == other.structure()
 
     # serialisation: to_dict / from_dict / save / load, as everywhere in ember ----------------------
     def to_dict(self) -> dict:
-        """The graph as plain JSON-able data (format, version, meta, values, nodes, outputs, names).
+        """Return the graph as plain JSON-able data (format, version, meta, values, nodes, outputs, names).
 
         Returns
         -------
@@ -238,7 +488,18 @@ class Graph:
                 "names": {str(k): v for k, v in sorted(self.names.items())}}
 
     def to_json(self, indent: Optional[int] = None) -> str:
-        """Deprecated: ``json.dumps(graph.to_dict())``, or :meth:`save`."""
+        """Return the graph as JSON text (deprecated: ``json.dumps(graph.to_dict())``, or :meth:`save`).
+
+        Parameters
+        ----------
+        indent : int, optional
+            The indentation of ``json.dumps`` (default: none).
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         warnings.warn("Graph.to_json() is deprecated: use Graph.to_dict() (and json.dumps) or Graph.save(path)",
                       DeprecationWarning, stacklevel=2)
         return _dumps(self.to_dict(), indent)
@@ -255,14 +516,30 @@ class Graph:
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Graph":
-        """Deprecated: ``Graph.from_dict(json.loads(text))``, or :meth:`load`."""
+        """Read a graph from JSON text (deprecated: ``Graph.from_dict(json.loads(text))``, or :meth:`load`).
+
+        Parameters
+        ----------
+        text : str or bytes
+            The JSON text.
+
+        Returns
+        -------
+        Graph
+            The graph, validated.
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed graph.
+        """
         warnings.warn("Graph.from_json() is deprecated: use Graph.from_dict(json.loads(text)) or Graph.load(path)",
                       DeprecationWarning, stacklevel=2)
         return _parse(text)
 
     @classmethod
     def from_dict(cls, d) -> "Graph":
-        """The graph that :meth:`to_dict` described, validated.
+        """Return the graph that :meth:`to_dict` described, validated.
 
         Parameters
         ----------
@@ -272,6 +549,7 @@ class Graph:
         Returns
         -------
         Graph
+            The graph.
 
         Raises
         ------
@@ -292,6 +570,7 @@ class Graph:
         Returns
         -------
         Graph
+            The graph.
 
         Raises
         ------
@@ -324,13 +603,19 @@ def load(path) -> Graph:
     Returns
     -------
     Graph
+        The graph, validated.
+
+    Raises
+    ------
+    ValueError
+        Invalid JSON or a malformed graph.
     """
     return Graph.load(path)
 
 
 # validation ------------------------------------------------------------------------------------
 def _plain_json(x, what: str):
-    """x, if it is standard JSON (no NaN or infinity, which to_json() could not write back)."""
+    """Return x if it is standard JSON (no NaN or infinity, which :meth:`Graph.save` could not write back)."""
     try:
         json.dumps(x, allow_nan=False)
     except ValueError:

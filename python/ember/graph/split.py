@@ -16,7 +16,8 @@ outputs. Cost tables price the two new kinds from the table's own rotate_many_ra
 (ember.sched.costs: mod_up_digits = cost(1 rotation) - per rotation, rotate_raised_digits = per rotation x
 count), so a split node's parts cost exactly what the node cost; the simulator models the same kernels
 (ember.sim.graph_model), whose totals over the parts equal the node's. Measured counters and seconds of a live
-graph belong to the whole node and are dropped on the parts (the split graph is for scheduling)."""
+graph belong to the whole node and are dropped on the parts (the split graph is for scheduling).
+"""
 from __future__ import annotations
 
 from ..params import digit_partition
@@ -26,16 +27,55 @@ SPLIT_OPS = ("mod_up_digits", "rotate_raised_digits")
 
 
 def digit_count(level: int, q_count: int, dnum: int) -> int:
-    """Digits of a ciphertext at `level` (level + 1 primes) with the key's digit partition (dnum digits of
-    alpha = ceil(q_count / dnum) primes cut from the top of the chain, as key_switch.cpp does)."""
+    """Return the digits of a ciphertext at `level` (level + 1 primes) with the key's digit partition.
+
+    The partition: dnum digits of alpha = ceil(q_count / dnum) primes cut from the top of the chain, as
+    key_switch.cpp does.
+
+    Parameters
+    ----------
+    level : int
+        The ciphertext's level.
+    q_count : int
+        The primes of the top level (levels + 1).
+    dnum : int
+        The key's digits.
+
+    Returns
+    -------
+    int
+        The digits that hold at least one of the ciphertext's primes.
+    """
     ql = level + 1
     return sum(1 for first, last in digit_partition(q_count, dnum) if first < min(last, ql))
 
 
 def split_hoisted(graph: Graph, parts: int = 2, min_count: int = 2) -> Graph:
-    """A new graph with every rotate_many_raised node of >= min_count rotations split into one mod_up_digits
-    node and min(parts, rotations) rotate_raised_digits nodes (see the module docstring). Needs
-    graph.meta["params"] (log_n, levels, special_primes, dnum), which ember.graph captures record."""
+    """Return a new graph with the hoisted rotation sets split into their independent parts.
+
+    Every rotate_many_raised node of >= min_count rotations is split into one mod_up_digits node and
+    min(parts, rotations) rotate_raised_digits nodes (see the module docstring). Needs graph.meta["params"]
+    (log_n, levels, special_primes, dnum), which ember.graph captures record.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph (left unchanged).
+    parts : int, optional
+        The rotate_raised_digits nodes per split node, at most (default 2; 1: nothing is split).
+    min_count : int, optional
+        The fewest rotations of a node that is split, >= 2 (default 2).
+
+    Returns
+    -------
+    Graph
+        The new graph; its ``meta["split_hoisted"]`` records parts, min_count and nodes_split.
+
+    Raises
+    ------
+    ValueError
+        `parts` is not an integer >= 1, `min_count` not an integer >= 2, or the graph lacks ``meta["params"]``.
+    """
     if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
     if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 2:

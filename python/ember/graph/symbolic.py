@@ -24,7 +24,15 @@ from .capture import capture
 
 
 class SymbolicContext(Context):
-    """A Context whose kernels do nothing (see the module docstring). threads is accepted and ignored."""
+    """A Context whose kernels do nothing (see the module docstring).
+
+    Parameters
+    ----------
+    params : ember.CkksParams, optional
+        The parameters (default: ``CkksParams()``, as :class:`ember.Context`).
+    threads : int, optional
+        Accepted and ignored (default 1).
+    """
 
     symbolic = True
 
@@ -36,12 +44,32 @@ class SymbolicContext(Context):
         return _ember.symbolic_context_core(params._core)
 
     def __repr__(self) -> str:
+        """Return ``<ember.graph.SymbolicContext PARAMS>``."""
         return f"<ember.graph.SymbolicContext {self.params!r}>"
 
     def placeholder(self, level: Optional[int] = None, scale: Optional[float] = None,
                     slots: Optional[int] = None) -> Ciphertext:
-        """A ciphertext placeholder: level (default user_level), scale (default the canonical scale of the
-        level), slots (default N/2)."""
+        """Return a ciphertext placeholder.
+
+        Parameters
+        ----------
+        level : int, optional
+            Its level, in [0, max_level] (default user_level).
+        scale : float, optional
+            Its scale (default the canonical scale of the level).
+        slots : int, optional
+            Its slots (default N/2).
+
+        Returns
+        -------
+        ember.Ciphertext
+            The placeholder.
+
+        Raises
+        ------
+        ValueError
+            A level outside [0, max_level].
+        """
         level = self.user_level if level is None else int(level)
         if not 0 <= level <= self.max_level:
             raise ValueError(f"level must be in [0, {self.max_level}], got {level}")
@@ -51,8 +79,24 @@ class SymbolicContext(Context):
 
     def keygen(self, rotations: Iterable[int] = (), conjugation: bool = False, seeded: bool = True,
                bootstrapping: bool = False) -> KeySet:
-        """Placeholder evaluation keys for the given rotations (and conjugation; bootstrapping=True: those
-        bootstrapping needs), registered on this context. The KeySet has no secret and no public key."""
+        """Return placeholder evaluation keys, registered on this context.
+
+        Parameters
+        ----------
+        rotations : iterable of int, optional
+            The rotation steps (default none).
+        conjugation : bool, optional
+            Also the conjugation key (default False).
+        seeded : bool, optional
+            Accepted and ignored.
+        bootstrapping : bool, optional
+            Also the keys bootstrapping needs, its rotations and conjugation included (default False).
+
+        Returns
+        -------
+        ember.KeySet
+            The keys; the KeySet has no secret and no public key.
+        """
         rotations = sorted({int(r) for r in rotations})
         boot = None
         if bootstrapping:
@@ -65,23 +109,63 @@ class SymbolicContext(Context):
         return KeySet(None, None, SwitchingKey(self, relin), GaloisKeys(self, galois))
 
     def encrypt(self, values, key=None, level: Optional[int] = None) -> Ciphertext:
-        """A placeholder for the encryption of `values` (a vector: its length gives the slots) or of a
-        Plaintext (its level, scale and slots). The key is ignored."""
+        """Return a placeholder for an encryption.
+
+        Parameters
+        ----------
+        values : array_like or ember.Plaintext
+            A vector (its length gives the slots) or a Plaintext (its level, scale and slots).
+        key : object, optional
+            Ignored.
+        level : int, optional
+            The level of a vector's placeholder (default user_level); a Plaintext's gives its own.
+
+        Returns
+        -------
+        ember.Ciphertext
+            The placeholder.
+        """
         if isinstance(values, Plaintext):
             return self.placeholder(values.level, values.scale, values.slots)
         v = as_slots(values, self.slots)
         return self.placeholder(level, None, v.shape[0])
 
     def decrypt(self, ct, secret_key=None):
+        """Refuse to decrypt: a symbolic context holds no data.
+
+        Parameters
+        ----------
+        ct : ember.Ciphertext
+            Ignored.
+        secret_key : object, optional
+            Ignored.
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError("a symbolic context holds no data: there is nothing to decrypt")
 
     def save_bootstrap_keys(self, directory):
+        """Refuse to save keys: a symbolic context has placeholder keys only.
+
+        Parameters
+        ----------
+        directory : str or os.PathLike
+            Ignored.
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError("a symbolic context has placeholder keys only: nothing to save")
 
 
 def capture_program(program: Callable, params: CkksParams, rotations=(), bootstrapping: bool = False,
                     symbolic: bool = True):
-    """The graph of ``program(ctx, keys)``, run on a SymbolicContext (or a real Context) inside a capture.
+    """Return the graph of ``program(ctx, keys)``, run on a SymbolicContext (or a real Context) inside a capture.
 
     Parameters
     ----------

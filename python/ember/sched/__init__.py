@@ -1,5 +1,7 @@
-"""Scheduling HE programs across heterogeneous devices: HEFT, PEFT and the naive baseline, platforms (devices and
-a bandwidth matrix), cost tables (seconds per operation kind x level x device) and graph -> schedule.
+"""Schedule HE programs across heterogeneous devices.
+
+HEFT, PEFT and the naive baseline, platforms (devices and a bandwidth matrix), cost tables (seconds per operation
+kind x level x device model) and graph -> schedule.
 
 On plain data, for any DAG::
 
@@ -9,8 +11,9 @@ On plain data, for any DAG::
     s.slr, s.speedup, s.efficiency, s.utilisation, s.summary(), s.validate()
 
 where cost is {task: [seconds on device 0, 1, ...]} (math.inf where a task cannot run), edges {(u, v): bytes},
-bandwidth a P x P matrix in bytes per second (the diagonal is unused: the same device costs 0), and optionally
-latency (P x P seconds) and devices (names). Bad input (cycles, unknown tasks, a task no device can run, negative
+bandwidth a P x P matrix in bytes per second between device indices (the diagonal is unused: the same device
+costs 0), and optionally latency (P x P seconds) and devices (one name per device index). A schedule's
+``s.device[t]`` is a device index. Bad input (cycles, unknown tasks, a task no device can run, negative
 costs, a wrong-shaped matrix) raises ValueError naming the problem.
 
 bounds.lower_bound(cost, edges, bandwidth) (or a Problem) bounds the makespan of ANY schedule from below
@@ -25,18 +28,19 @@ the shares and a ciphertext's two polynomials tracked apart (limbs.py); any sche
 --limb-parts K`).
 
 On graphs (ember.graph): schedule_graph(graph, platform, costs, algo) with a Platform (platform.py: the
-paper's Fig. 4 system, this machine, K Dask workers) and a CostTable (costs.py: measured by `ember profile`,
-modelled from the simulator -- a CPU from its calibrated profile, this machine's or the embedded reference
-machine's --, profile-guided), all exported here. Programs: ember.graph.graph_of(name) -- the one registry of
-named programs (boot, lr-toy, helr, lola-mnist, lola-cifar, resnet20) -- or FILE.py:FUNCTION on the command line.
+paper's Fig. 4 system, this machine, K Dask workers; each Device is timed by a cost-table device model) and a
+CostTable (costs.py: seconds per device model, measured by `ember profile`, modelled from the simulator -- a CPU
+from its calibrated profile, this machine's or the embedded reference machine's --, profile-guided), all
+exported here. Programs: ember.graph.graph_of(name) -- the one registry of named programs (boot, lr-toy, helr,
+lola-mnist, lola-cifar, resnet20) -- or FILE.py:FUNCTION on the command line.
 The command line: ember.cli.sched (`ember schedule`, `ember graph`, `ember profile`); benchmarks: bench/sched/.
 
 Profile-guided costs (`ember schedule --profile-from RUN.json`, CostTable.update_from_run): RUN.json is either a
-live graph JSON (ember.graph; its nodes' measured seconds, with --profile-device naming the cost-table device) or
-{"tasks": [{"op": "mul", "level": 12, "seconds": 0.031, "device": "cpu-1t", "count": 1}, ...]}: per executed
-node its operation kind, level, measured seconds, the cost-table device model it ran on, and for rotate_many /
-linear_combination / mul_plain_sum the count (rotations, terms). The median per (device, op, level) replaces the
-table's entry and the device is marked profile-guided.
+live graph JSON (ember.graph; its nodes' measured seconds, with --profile-device naming the cost-table device
+model) or {"tasks": [{"op": "mul", "level": 12, "seconds": 0.031, "device": "cpu-1t", "count": 1}, ...]}: per
+executed node its operation kind, level, measured seconds, the cost-table device model it ran on, and for rotate_many /
+linear_combination / mul_plain_sum the count (rotations, terms). The median per (device model, op, level) replaces
+the table's entry and the device model is marked profile-guided.
 """
 from . import bounds, limbs
 from .algorithms import ALGORITHMS, best, heft, naive, optimistic_cost_table, peft, upward_rank

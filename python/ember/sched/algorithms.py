@@ -1,7 +1,9 @@
-"""List schedulers: HEFT (Topcuoglu, Hariri & Wu 2002), PEFT (Arabnejad & Barbosa 2014) and the paper's naive
-baseline. One calling convention for all four (and ALGORITHMS[name]): the problem first -- ``(cost, edges,
-bandwidth[, latency, devices])`` as plain data (see problem.py) or a Problem -- and each algorithm's own options
-as keywords only (``insertion=``, ``seed=``, ``perturb=``, ...); each returns a Schedule.
+"""List schedulers: HEFT, PEFT, the best of several list schedules, and the paper's naive baseline.
+
+HEFT is Topcuoglu, Hariri & Wu 2002, PEFT Arabnejad & Barbosa 2014. One calling convention for all four (and
+ALGORITHMS[name]): the problem first -- ``(cost, edges, bandwidth[, latency, devices])`` as plain data (see
+problem.py) or a Problem -- and each algorithm's own options as keywords only (``insertion=``, ``seed=``,
+``perturb=``, ...); each returns a Schedule.
 
 HEFT   priority: upward rank, rank_u(t) = mean cost(t) + max over successors s of (mean transfer(t, s) + rank_u(s));
        mean cost over the devices that can run t, mean transfer = L-bar + bytes / B-bar over distinct device pairs.
@@ -21,7 +23,8 @@ naive  tasks in a topological order, each on a random device among those idle wh
        ones that free up first), all inputs transferred from where they were made, no insertion.
 
 Ties: between tasks, the lower index (the order of `cost`); between devices, the lower device index. Ranks and
-finish times that differ by less than 1e-9 relative are ties (floating-point sums of equal values).
+finish times that differ by less than 1e-9 relative are ties (floating-point sums of equal values). A schedule's
+``device[task]`` is a device index (0 .. P - 1).
 """
 from __future__ import annotations
 
@@ -36,6 +39,22 @@ from .timeline import REL, Timeline, ready_queue
 
 
 def upward_rank(pr: Problem) -> list[float]:
+    """Return HEFT's upward rank of every task.
+
+    rank_u(t) = mean cost(t) + max over successors s of (mean transfer(t, s) + rank_u(s)), with the mean cost over
+    the device indices that can run t (:meth:`Problem.mean_cost`) and the mean transfer over distinct device pairs
+    (:meth:`Problem.mean_comm`); 0 is the maximum for a task without successors.
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    list of float
+        The rank of each task, by task index (seconds).
+    """
     n = len(pr.tasks)
     rank = [0.0] * n
     for i in reversed(pr.topo):
@@ -47,6 +66,21 @@ def upward_rank(pr: Problem) -> list[float]:
 
 
 def optimistic_cost_table(pr: Problem) -> list[list[float]]:
+    """Return PEFT's optimistic cost table.
+
+    OCT(t, p) = max over successors s of min over device indices w of (OCT(s, w) + cost(s, w) + (the mean
+    transfer of the edge's bytes if w != p)); 0 for a task without successors.
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    list of list of float
+        ``oct[i][p]``: the optimistic cost in seconds of task index i on device index p.
+    """
     n, P = len(pr.tasks), pr.p
     oct_ = [[0.0] * P for _ in range(n)]
     for i in reversed(pr.topo):
@@ -66,9 +100,12 @@ def optimistic_cost_table(pr: Problem) -> list[list[float]]:
 
 def _list_schedule(pr: Problem, algo: str, priority: list[float], lookahead: Optional[list[list[float]]],
                    insertion: bool = True, tiebreak: Optional[list[float]] = None) -> Schedule:
-    """Tasks become ready when their predecessors are placed; the ready task of highest `priority` (then of
-    highest `tiebreak`, then the lower index) goes to the device minimising its finish time (plus
-    lookahead[task][device] when given)."""
+    """List-schedule the tasks of `pr` by priority.
+
+    Tasks become ready when their predecessors are placed; the ready task of highest `priority` (then of
+    highest `tiebreak`, then the lower index) goes to the device index minimising its finish time (plus
+    lookahead[task][device] when given).
+    """
     n, P = len(pr.tasks), pr.p
     indeg = [len(pr.pred[i]) for i in range(n)]
     key, heap = ready_queue(priority, tiebreak, indeg)
@@ -117,15 +154,86 @@ def _problem(cost, edges, bandwidth, latency, devices) -> Problem:
 
 
 def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True) -> Schedule:
-    """HEFT (Topcuoglu et al. 2002), insertion-based, upward rank with mean costs.
-    heft(cost, edges, bandwidth) on plain data (see ember.sched), or heft(problem)."""
+    """Schedule a problem with HEFT (Topcuoglu et al. 2002).
+
+    Tasks by decreasing upward rank with mean costs (:func:`upward_rank`), each on the device index where it
+    finishes first, insertion-based. Called as ``heft(cost, edges, bandwidth)`` on plain data (see
+    :mod:`ember.sched`) or ``heft(problem)``.
+
+    Parameters
+    ----------
+    cost : dict or Problem
+        ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
+        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+    edges : dict, optional
+        ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j (the diagonal is unused); required with
+        plain data.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to every transfer between two device indices (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+    insertion : bool, optional
+        Let a task fill an idle gap between tasks already placed (default True); False: after the device's
+        last task.
+
+    Returns
+    -------
+    Schedule
+        The schedule (``algo`` "heft").
+
+    Raises
+    ------
+    ValueError
+        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        negative cost, a wrong-shaped matrix.
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
+    """
     pr = _problem(cost, edges, bandwidth, latency, devices)
     rank = upward_rank(pr)
     return _list_schedule(pr, "heft", rank, None, insertion)
 
 
 def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True) -> Schedule:
-    """PEFT (Arabnejad & Barbosa 2014): optimistic cost table, rank = row mean, device by EFT + OCT."""
+    """Schedule a problem with PEFT (Arabnejad & Barbosa 2014).
+
+    Tasks by decreasing rank_oct, the mean of their row of the optimistic cost table
+    (:func:`optimistic_cost_table`), each on the device index minimising its earliest finish time plus its OCT,
+    insertion-based.
+
+    Parameters
+    ----------
+    cost : dict or Problem
+        ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
+        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+    edges : dict, optional
+        ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j (the diagonal is unused); required with
+        plain data.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to every transfer between two device indices (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+    insertion : bool, optional
+        Let a task fill an idle gap between tasks already placed (default True); False: after the device's
+        last task.
+
+    Returns
+    -------
+    Schedule
+        The schedule (``algo`` "peft").
+
+    Raises
+    ------
+    ValueError
+        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        negative cost, a wrong-shaped matrix.
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
+    """
     pr = _problem(cost, edges, bandwidth, latency, devices)
     oct_ = optimistic_cost_table(pr)
     rank = [sum(r) / len(r) for r in oct_]
@@ -134,12 +242,59 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
 
 def best(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insertion: bool = True, perturb: int = 8,
          refine: int = 2, improve: int = 300, seed: int = 0, duplicate: bool = False) -> Schedule:
-    """The shortest of several list schedules (see the module docstring): HEFT, PEFT, their priorities crossed
-    with their placements, a successor-work tie-break, `perturb` seeded rank perturbations and `refine` rounds of
-    start-time re-prioritisation, then up to `improve` re-timings of critical-task moves between devices. Never
-    worse than heft() or peft() on the same problem. duplicate=True: the same priorities once more with task
-    duplication (ember.sched.duplication: a producer recomputed on its consumer's device instead of a slow
-    transfer), keeping the shortest schedule of all -- never worse than without duplication."""
+    """Return the shortest of several list schedules of a problem.
+
+    The variants (see the module docstring): HEFT, PEFT, their priorities crossed with their placements, a
+    successor-work tie-break, `perturb` seeded rank perturbations and `refine` rounds of start-time
+    re-prioritisation, then up to `improve` re-timings of critical-task moves between devices. Never worse than
+    heft() or peft() on the same problem (with the same `insertion`). duplicate=True: the same priorities once
+    more with task duplication (ember.sched.duplication: a producer recomputed on its consumer's device instead
+    of a slow transfer), keeping the shortest schedule of all -- never worse than without duplication.
+
+    Parameters
+    ----------
+    cost : dict or Problem
+        ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
+        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+    edges : dict, optional
+        ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j (the diagonal is unused); required with
+        plain data.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to every transfer between two device indices (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+    insertion : bool, optional
+        Let a task fill an idle gap between tasks already placed (default True); the duplication pass always
+        inserts.
+    perturb : int, optional
+        Rounds of random rank perturbations (default 8); each round multiplies every task's upward rank and
+        rank_oct by U(0.95, 1.05) and tries both with both placements (EFT, EFT + OCT): four variants a round.
+    refine : int, optional
+        Rounds of re-prioritisation by the best schedule's start times, earliest first (default 2); stops at
+        the first round that does not improve.
+    improve : int, optional
+        Most re-timings the post-pass may evaluate, moving tasks of the critical chain to other devices
+        (default 300; 0: no post-pass).
+    seed : int, optional
+        Seed of the perturbations (default 0).
+    duplicate : bool, optional
+        Also try every priority with task duplication (default False).
+
+    Returns
+    -------
+    Schedule
+        The shortest schedule (``algo`` "best"); ``extra["variant"]`` names the variant that made it and
+        ``extra["variants_tried"]`` counts the list schedules tried.
+
+    Raises
+    ------
+    ValueError
+        `perturb`, `refine` or `improve` is negative, or the problem data is invalid (see :class:`Problem`).
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
+    """
     pr = _problem(cost, edges, bandwidth, latency, devices)
     if perturb < 0 or refine < 0 or improve < 0:
         raise ValueError(f"perturb, refine and improve must be >= 0, got {perturb}, {refine} and {improve}")
@@ -192,8 +347,11 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
 
 
 def _retime(pr: Problem, dev: list[int], order: list[int]) -> tuple[list[float], list[float]]:
-    """Start and finish times of a placement: tasks in `order` (consistent with the graph and with each device's
-    sequence), each as early as its device and its inputs (transfers included) allow."""
+    """Return the start and finish times of a placement.
+
+    Tasks in `order` (consistent with the graph and with each device's sequence), each as early as its device
+    and its inputs (transfers included) allow.
+    """
     n = len(pr.tasks)
     free = [0.0] * pr.p
     start, finish = [0.0] * n, [0.0] * n
@@ -212,8 +370,11 @@ def _retime(pr: Problem, dev: list[int], order: list[int]) -> tuple[list[float],
 
 
 def _critical_chain(pr: Problem, dev: list[int], order: list[int], start: list[float], finish: list[float]) -> list[int]:
-    """The tasks that fix the makespan, latest first: from the last to finish back through whatever delayed each
-    start (an input's arrival, else the previous task on the device)."""
+    """Return the tasks that fix the makespan, latest first.
+
+    From the last to finish back through whatever delayed each start (an input's arrival, else the previous
+    task on the device).
+    """
     n = len(pr.tasks)
     prev, last = [-1] * n, {}
     for i in order:
@@ -236,8 +397,11 @@ def _critical_chain(pr: Problem, dev: list[int], order: list[int], start: list[f
 
 
 def _move_critical(sch: Schedule, budget: int) -> Optional[tuple[Schedule, int]]:
-    """The post-pass of best(): first-improvement moves of critical tasks to other devices, at most `budget`
-    re-timings. Returns (schedule, moves made) or None when nothing moved."""
+    """Run the post-pass of best(): move critical tasks to other devices.
+
+    First-improvement moves, at most `budget` re-timings. Returns (schedule, moves made) or None when nothing
+    moved.
+    """
     pr = sch.problem
     T, n = pr.tasks, len(pr.tasks)
     pos = [0] * n
@@ -273,8 +437,42 @@ def _move_critical(sch: Schedule, budget: int) -> Optional[tuple[Schedule, int]]
 
 
 def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, *, seed: int = 0) -> Schedule:
-    """The paper's baseline: a random device among those idle when the task's inputs are ready (else among those
-    that free up first), every input transferred from its producer's device, tasks in topological order."""
+    """Schedule a problem with the paper's naive baseline.
+
+    Tasks in a topological order, each on a random device index among those that can run it and are idle when
+    its producers have all finished (else among those that free up first), every input transferred from its
+    producer's device, each task after the last one of its device (no insertion).
+
+    Parameters
+    ----------
+    cost : dict or Problem
+        ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
+        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+    edges : dict, optional
+        ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j (the diagonal is unused); required with
+        plain data.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to every transfer between two device indices (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+    seed : int, optional
+        Seed of the random choices (default 0).
+
+    Returns
+    -------
+    Schedule
+        The schedule (``algo`` "naive", ``extra["seed"]``).
+
+    Raises
+    ------
+    ValueError
+        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        negative cost, a wrong-shaped matrix.
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
+    """
     pr = _problem(cost, edges, bandwidth, latency, devices)
     rng = random.Random(seed)
     n, P = len(pr.tasks), pr.p

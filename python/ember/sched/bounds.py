@@ -1,7 +1,8 @@
-"""Lower bounds on the makespan of ANY schedule of a Problem (the same model as the schedulers and
-Schedule.validate(): a task runs its cost on one device, devices run one task at a time, an input made on
-another device arrives latency + bytes / bandwidth after its producer finished, transfers need no device time
-and do not contend).
+"""Lower bounds on the makespan of ANY schedule of a Problem.
+
+The model is the schedulers' and Schedule.validate()'s: a task runs its cost on one device, devices run one task
+at a time, an input made on another device arrives latency + bytes / bandwidth after its producer finished,
+transfers need no device time and do not contend.
 
   cp_bound(pr)             the critical path, each task at its cheapest device, no transfers
   work_bound(pr)           the total work at each task's cheapest device, over the devices' best relative speeds
@@ -88,6 +89,18 @@ def _mins(pr: Problem) -> list[float]:
 
 
 def cp_bound(pr: Problem) -> float:
+    """Return the critical-path bound: the longest path with each task at its cheapest device, no transfers.
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    float
+        Seconds (0 for no task).
+    """
     m = _mins(pr)
     best = [0.0] * len(pr.tasks)
     for i in pr.topo:
@@ -96,8 +109,11 @@ def cp_bound(pr: Problem) -> float:
 
 
 def _speeds(pr: Problem, tasks, m) -> list[float]:
-    """s_e = max over `tasks` of positive cost of m_i / w[i][e] (0 where e runs none of them). Tasks with
-    m_i = 0 add nothing to the work, so they need no speed."""
+    """Return the devices' relative speeds s_e over a set of tasks.
+
+    s_e = max over `tasks` of positive cost of m_i / w[i][e] (0 where e runs none of them). Tasks with m_i = 0
+    add nothing to the work, so they need no speed.
+    """
     sp = [0.0] * pr.p
     for i in tasks:
         if m[i] <= 0:
@@ -114,6 +130,20 @@ def _speeds(pr: Problem, tasks, m) -> list[float]:
 
 
 def work_bound(pr: Problem) -> float:
+    """Return the work bound: the total work at each task's cheapest device over the devices' relative speeds.
+
+    sum_i m_i / sum_e s_e (module docstring).
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    float
+        Seconds (0 when there is no work).
+    """
     m = _mins(pr)
     tot = sum(m)
     sp = sum(_speeds(pr, range(len(pr.tasks)), m))
@@ -121,7 +151,7 @@ def work_bound(pr: Problem) -> float:
 
 
 def _window_solve(work: float, speeds: list[float], delays: list[float]) -> float:
-    """The smallest T >= 0 with sum_e speeds[e] * max(0, T - delays[e]) >= work."""
+    """Return the smallest T >= 0 with sum_e speeds[e] * max(0, T - delays[e]) >= work."""
     if work <= 0:
         return 0.0
     pts = sorted((d, s) for s, d in zip(speeds, delays) if s > 0)
@@ -140,7 +170,18 @@ def _window_solve(work: float, speeds: list[float], delays: list[float]) -> floa
 
 
 def device_classes(pr: Problem) -> list[list[int]]:
-    """Devices grouped by identical cost columns (the same cost for every task), in device order."""
+    """Group the devices by identical cost columns (the same cost for every task).
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    list of list of int
+        The classes of device indices, in device-index order (by first member, then within a class).
+    """
     groups: dict[tuple, list[int]] = {}
     for e in range(pr.p):
         groups.setdefault(tuple(r[e] for r in pr.w), []).append(e)
@@ -148,9 +189,12 @@ def device_classes(pr: Problem) -> list[list[int]]:
 
 
 class _Fractional:
-    """Fractional assignment of a task set to at most two device classes: the smallest load class A must carry
-    when class B has capacity C_B is reached by giving B the tasks that save the most A-time per B-second first
-    (w_A / w_B descending; the fractional knapsack), which is exact for the fractional relaxation."""
+    """Fractional assignment of a task set to at most two device classes.
+
+    The smallest load class A must carry when class B has capacity C_B is reached by giving B the tasks that save
+    the most A-time per B-second first (w_A / w_B descending; the fractional knapsack), which is exact for the
+    fractional relaxation.
+    """
 
     def __init__(self, pr: Problem, tasks, classes: list[list[int]]):
         import bisect
@@ -193,10 +237,22 @@ class _Fractional:
 
 
 def sync_tasks(pr: Problem) -> list[int]:
-    """Tasks comparable with every other task (ancestor or descendant), in topological order. Linear time: in a
-    topological order, the task v at position k reaches every later task iff each later task has a predecessor
-    at a position >= k (by induction along the order: that predecessor is v or a later task, reached), and is
-    reached from every earlier task iff each earlier task has a successor at a position <= k."""
+    """Return the sync tasks: those comparable with every other task (an ancestor or a descendant).
+
+    Linear time: in a topological order, the task v at position k reaches every later task iff each later task
+    has a predecessor at a position >= k (by induction along the order: that predecessor is v or a later task,
+    reached), and is reached from every earlier task iff each earlier task has a successor at a position <= k.
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+
+    Returns
+    -------
+    list of int
+        Their task indices, in topological order.
+    """
     n = len(pr.tasks)
     pos = [0] * n
     for k, i in enumerate(pr.topo):
@@ -215,8 +271,11 @@ def sync_tasks(pr: Problem) -> list[int]:
 
 
 class _Seg:
-    """One segment: its tasks, start sync task (or None), end sync task (or None), and the pieces of L(a, b)
-    that do not depend on the devices."""
+    """One segment of the segment bound.
+
+    Its tasks, start sync task (or None), end sync task (or None), and the pieces of L(a, b) that do not depend
+    on the devices.
+    """
 
     def __init__(self, pr: Problem, m: list[float], tasks: list[int], src, dst, classes: list[list[int]]):
         self.pr, self.m, self.src, self.dst = pr, m, src, dst
@@ -254,7 +313,7 @@ class _Seg:
         self._cp_cross = None
 
     def cp_cross(self) -> float:
-        """max over paths src -> dst of (interior length + min over the path's edges of c(e))."""
+        """Return max over paths src -> dst of (interior length + min over the path's edges of c(e))."""
         if self._cp_cross is not None:
             return self._cp_cross
         pr, m, src, dst = self.pr, self.m, self.src, self.dst
@@ -282,7 +341,10 @@ class _Seg:
         return self._cp_cross
 
     def bound(self, a, b) -> float:
-        """L(a, b): lower bound on the segment's span with src on device a and dst on device b (None: absent)."""
+        """Return L(a, b): a lower bound on the segment's span with src on device a and dst on device b.
+
+        None for a or b: absent, or anywhere.
+        """
         pr = self.pr
         if not self.tasks:
             if self.direct is None or a is None or b is None:
@@ -323,8 +385,22 @@ class _Seg:
 
 
 def segment_bound(pr: Problem, copies: bool = False) -> float:
-    """The communication-aware lower bound of the module docstring; copies=True: the bound for schedules with
-    duplicated tasks (no transfer terms). About linear in the graph's size times P^3."""
+    """Return the communication-aware lower bound of the module docstring.
+
+    About linear in the graph's size times P^3.
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+    copies : bool, optional
+        The bound for schedules with duplicated tasks instead (no transfer terms; default False).
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
     m = _mins(pr)
     syncs = sync_tasks(pr)
     classes = device_classes(pr)
@@ -357,11 +433,41 @@ def segment_bound(pr: Problem, copies: bool = False) -> float:
 
 
 def lower_bound(cost, edges=None, bandwidth=None, latency=None, devices=None) -> dict:
-    """{"cp": cp_bound, "work": work_bound, "segments": segment_bound, "bound": the largest,
-    "segments_with_copies": segment_bound(copies=True), "bound_with_copies": max(cp, work, segments_with_copies),
-    "sync_tasks": how many tasks are sync tasks}: every schedule of pr has
-    makespan >= "bound"; every schedule with duplicated tasks >= "bound_with_copies". Takes a Problem or the
-    schedulers' plain data: lower_bound(cost, edges, bandwidth[, latency])."""
+    """Return lower bounds on the makespan of every schedule of a problem.
+
+    Takes a Problem or the schedulers' plain data: ``lower_bound(cost, edges, bandwidth[, latency])``.
+
+    Parameters
+    ----------
+    cost : dict or Problem
+        ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
+        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+    edges : dict, optional
+        ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j (the diagonal is unused); required with
+        plain data.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to every transfer between two device indices (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+
+    Returns
+    -------
+    dict
+        "cp": :func:`cp_bound`, "work": :func:`work_bound`, "segments": :func:`segment_bound`, "bound": the
+        largest of the three, "segments_with_copies": ``segment_bound(copies=True)``, "bound_with_copies":
+        max(cp, work, segments_with_copies), "sync_tasks": how many tasks are sync tasks. Every schedule of the
+        problem has a makespan >= "bound" (seconds); every schedule with duplicated tasks >= "bound_with_copies".
+
+    Raises
+    ------
+    ValueError
+        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        negative cost, a wrong-shaped matrix.
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
+    """
     pr = cost if isinstance(cost, Problem) else Problem(cost, edges if edges is not None else {}, bandwidth, latency,
                                                        devices)
     cp, wk, sg = cp_bound(pr), work_bound(pr), segment_bound(pr)

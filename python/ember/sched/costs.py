@@ -1,7 +1,9 @@
-"""Cost tables: seconds per (device model, operation kind, level), each device marked by where its figures come
-from -- "measured" (`ember profile`: this machine's CPU timed operation by operation), "modelled" (the cost
-simulator's per-operation kernel counts, python/ember/sim, on a device profile: H100, the U280 FPGA, the ASICs; no
-such device was run) or "profile-guided" (per-node times of a real run replaced the entries, as the paper's PGO).
+"""Cost tables: seconds per (device model, operation kind, level).
+
+Each device model is marked by where its figures come from -- "measured" (`ember profile`: this machine's CPU
+timed operation by operation), "modelled" (the cost simulator's per-operation kernel counts, python/ember/sim, on
+a device profile: H100, the U280 FPGA, the ASICs; no such device was run) or "profile-guided" (per-node times of a
+real run replaced the entries, as the paper's PGO).
 
     table = CostTable.modelled(params, ["h100", "fpga-u280"])      # from the simulator
     table.merge(CostTable.load("cpu.json"))                         # measured by `ember profile`
@@ -41,12 +43,52 @@ COUNTED_FALLBACK = {"rotate_many": "rotate", "linear_combination": "mul_int", "r
 
 
 class CostTable:
+    """Seconds per (device model, operation kind, level), each device model marked by its source.
+
+    A device model is a name the platform's devices refer to (``Device.model``): "cpu-2t", "h100", ...; one
+    model may time several devices. The table starts empty (module docstring: building and querying it).
+
+    Attributes
+    ----------
+    devices : dict
+        ``{device model: {"source": ..., "note": ..., "params": {...}, "ops": {op: {level: seconds}}}}``.
+    """
+
     def __init__(self):
         self.devices: dict[str, dict] = {}
 
     # ---- building ----------------------------------------------------------------------------
     def set(self, device: str, op: str, level: int, seconds: float, source: str = "measured", note: str = "",
             params: Optional[dict] = None):
+        """Set one entry: the seconds of an operation kind at a level on a device model.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+        op : str
+            The operation kind (a counted operation's reference entries: ``"<op>@1"``, ``"<op>@<K>"``).
+        level : int
+            The level.
+        seconds : float
+            The cost, finite and >= 0.
+        source : str, optional
+            "measured" (default), "modelled" or "profile-guided".
+        note : str, optional
+            How the figures were obtained.
+        params : dict, optional
+            The parameters they were obtained at.
+
+        Raises
+        ------
+        ValueError
+            An unknown source, or seconds negative, NaN or infinite.
+
+        Notes
+        -----
+        `source`, `note` and `params` are recorded when the device model is new to the table; an existing one
+        keeps its own.
+        """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         if not (seconds >= 0) or math.isinf(seconds):
@@ -55,6 +97,18 @@ class CostTable:
         d["ops"].setdefault(op, {})[int(level)] = float(seconds)
 
     def merge(self, other: "CostTable") -> "CostTable":
+        """Copy every device model of another table into this one, replacing models of the same name.
+
+        Parameters
+        ----------
+        other : CostTable
+            The table to copy from (deep-copied: the two tables share nothing).
+
+        Returns
+        -------
+        CostTable
+            This table.
+        """
         for name, d in other.devices.items():
             self.devices[name] = json.loads(json.dumps(d))
             self.devices[name]["ops"] = {op: {int(k): v for k, v in lv.items()} for op, lv in d["ops"].items()}
@@ -62,12 +116,44 @@ class CostTable:
 
     # ---- queries -----------------------------------------------------------------------------
     def source(self, device: str) -> str:
-        """Where the device's figures come from: "measured", "modelled" or "profile-guided"."""
+        """Return where a device model's figures come from.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+
+        Returns
+        -------
+        str
+            "measured", "modelled" or "profile-guided".
+
+        Raises
+        ------
+        ValueError
+            The table has no such device model.
+        """
         return self._dev(device)["source"]
 
     def note(self, device: str) -> str:
-        """The device's note: how it was measured or modelled (for a modelled CPU, which profile: "profile:
-        calibrated (PATH)" or "profile: embedded reference (MACHINE ...)")."""
+        """Return a device model's note: how it was measured or modelled.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+
+        Returns
+        -------
+        str
+            The note ("" when none); for a modelled CPU it names the profile: "profile: calibrated (PATH)" or
+            "profile: embedded reference (MACHINE ...)".
+
+        Raises
+        ------
+        ValueError
+            The table has no such device model.
+        """
         return self._dev(device).get("note", "")
 
     def _dev(self, device: str) -> dict:
@@ -76,10 +162,64 @@ class CostTable:
         return self.devices[device]
 
     def has(self, device: str, op: str) -> bool:
+        """Return whether a device model has figures of its own for an operation kind.
+
+        Its own entry, its alias's (``ALIAS``) or a counted operation's reference entries; the fallbacks that
+        :meth:`seconds` also uses (``COUNTED_FALLBACK``, mul_sum, drop_to_level and the parts of a split
+        rotate_many_raised) are not counted.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+        op : str
+            The operation kind.
+
+        Returns
+        -------
+        bool
+            Whether the table has the figures.
+
+        Raises
+        ------
+        ValueError
+            The table has no such device model.
+        """
         ops = self._dev(device)["ops"]
         return op in ops or ALIAS.get(op) in ops or f"{op}@1" in ops
 
     def seconds(self, device: str, op: str, level: int, count: int = 1) -> float:
+        """Return the seconds of an operation on a device model at a level.
+
+        In order: the parts of a split rotate_many_raised without figures of their own (mod_up_digits,
+        rotate_raised_digits) from the rotate_many_raised line, cost(k) = one + per * (k - 1) split as
+        (one - per) + per * k; a counted operation (``COUNTED``) with reference entries, linear in `count`
+        through them (never below 0); the operation's own entry, else its alias's (``ALIAS``); else mul_sum as
+        one mul and two mul_plain per extra product, a counted operation as `count` times its fallback kind
+        (``COUNTED_FALLBACK``), drop_to_level as free. A level between the table's levels is interpolated
+        linearly, beyond them the nearest level's figure is used.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+        op : str
+            The operation kind.
+        level : int
+            The level it works at.
+        count : int, optional
+            The count of a counted operation (rotations, terms, products; default 1); others ignore it.
+
+        Returns
+        -------
+        float
+            Seconds.
+
+        Raises
+        ------
+        ValueError
+            The table has no such device model, or no figure for the operation.
+        """
         ops = self._dev(device)["ops"]
         if op in ("mod_up_digits", "rotate_raised_digits") and op not in ops:
             # the parts of a split rotate_many_raised (ember.graph.split_hoisted), priced from its own line so
@@ -106,14 +246,49 @@ class CostTable:
         return _interp(ops[key], level)
 
     def node_seconds(self, node, device: str) -> float:
-        """The cost of a graph node (ember.graph.Node) on a device model."""
+        """Return the cost of a graph node on a device model.
+
+        Parameters
+        ----------
+        node : ember.graph.Node
+            The node: its op, level and (for counted operations, :func:`node_count`) its inputs or outputs.
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+
+        Returns
+        -------
+        float
+            Seconds (:meth:`seconds`).
+
+        Raises
+        ------
+        ValueError
+            The table has no such device model, or no figure for the node's operation.
+        """
         return self.seconds(device, node.op, node.level, node_count(node))
 
     # ---- profile-guided ------------------------------------------------------------------------
     def update_from_nodes(self, device: str, records: Iterable[tuple[str, int, float, int]]) -> int:
-        """Replaces entries by the median of measured (op, level, seconds, count) records, marks the device
-        profile-guided. Counted operations (rotate_many, linear_combination) are scaled to the table's
-        reference counts. Returns how many (op, level) entries changed."""
+        """Replace entries by the median of measured records and mark the device model profile-guided.
+
+        Records without seconds (None or negative) are skipped. A counted operation (``COUNTED``) at a reference
+        count (1 or the table's K) sets that reference entry; at another count it is scaled to both reference
+        counts by the ratio of its seconds to the table's figure (skipped when the table has none). The device
+        model is created when the table lacks it. The device model is marked profile-guided when an entry was
+        set.
+
+        Parameters
+        ----------
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+        records : iterable of tuple
+            ``(op, level, seconds, count)`` of measured operations.
+
+        Returns
+        -------
+        int
+            How many (op, level) entries were set.
+        """
         groups: dict[tuple[str, int], list[float]] = {}
         for op, level, sec, count in records:
             if sec is None or not sec >= 0:
@@ -140,7 +315,25 @@ class CostTable:
         return len(groups)
 
     def update_from_graph(self, graph, device: str) -> int:
-        """Profile-guided update from a live graph's measured per-node seconds (ember.graph)."""
+        """Update a device model from a live graph's measured per-node seconds (profile-guided).
+
+        Parameters
+        ----------
+        graph : ember.graph.Graph
+            A graph whose nodes have measured seconds (nodes without are skipped).
+        device : str
+            The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
+
+        Returns
+        -------
+        int
+            How many (op, level) entries were set (:meth:`update_from_nodes`).
+
+        Raises
+        ------
+        ValueError
+            No node of the graph has measured seconds.
+        """
         recs = []
         for n in graph.nodes:
             if n.seconds is None:
@@ -151,8 +344,27 @@ class CostTable:
         return self.update_from_nodes(device, recs)
 
     def update_from_run(self, run: dict, device: Optional[str] = None) -> int:
-        """Profile-guided update from a run record: {"tasks": [{"op", "level", "seconds", "device"?, "count"?}]}
-        (the execution issue's RUN.json) or an ember graph document with measured seconds."""
+        """Update the table from a run record (profile-guided).
+
+        Parameters
+        ----------
+        run : dict
+            ``{"tasks": [{"op", "level", "seconds", "device_model"?, "device"?, "count"?}, ...]}`` (a RUN.json)
+            or an ember graph document (``format`` "ember-graph") with measured seconds. A task's device model is
+            its "device_model", else its "device", else `device`.
+        device : str, optional
+            The cost-table device model of the tasks that name none; required for a graph document.
+
+        Returns
+        -------
+        int
+            How many (op, level) entries were set, over all device models.
+
+        Raises
+        ------
+        ValueError
+            A malformed record, a task without a device model, or a graph document without `device`.
+        """
         if isinstance(run, dict) and run.get("format") == "ember-graph":
             from ..graph import Graph
             if device is None:
@@ -173,16 +385,47 @@ class CostTable:
 
     # ---- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """Return the table as plain JSON-able data (the module docstring's format).
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back (levels as strings).
+        """
         return {"format": FORMAT, "version": VERSION,
                 "devices": {name: {**{k: v for k, v in d.items() if k != "ops"},
                                    "ops": {op: {str(l): s for l, s in sorted(lv.items())} for op, lv in d["ops"].items()}}
                             for name, d in self.devices.items()}}
 
     def save(self, path):
+        """Write the table as a JSON file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def from_dict(cls, d) -> "CostTable":
+        """Return the table :meth:`to_dict` described, validated.
+
+        Parameters
+        ----------
+        d : dict
+            A cost table's dictionary.
+
+        Returns
+        -------
+        CostTable
+            The table.
+
+        Raises
+        ------
+        ValueError
+            Not a cost table, another version, or a malformed device model, level or figure.
+        """
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"not an ember cost table (format {d.get('format') if isinstance(d, dict) else None!r})")
         if d.get("version") != VERSION:
@@ -212,6 +455,23 @@ class CostTable:
 
     @classmethod
     def load(cls, path) -> "CostTable":
+        """Read a cost table JSON file (:meth:`save`'s).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        CostTable
+            The table.
+
+        Raises
+        ------
+        ValueError
+            Not JSON, or not a valid cost table.
+        """
         try:
             d = json.loads(Path(path).read_text())
         except json.JSONDecodeError as e:
@@ -222,9 +482,34 @@ class CostTable:
     @classmethod
     def modelled(cls, params, devices: Iterable[str], levels: Optional[Iterable[int]] = None,
                  cpu_profile: Optional[str] = None) -> "CostTable":
-        """Seconds per operation and level on device profiles of the simulator (ember.sim.DEVICES), from the
-        simulator's per-operation kernel counts for the library's parameters (`params`: an ember.CkksParams, or a
-        graph's meta['params'] dict) on each device's roofline. Marked "modelled"."""
+        """Build a table of modelled figures from the simulator.
+
+        Seconds per operation and level on device profiles of the simulator, from the simulator's
+        per-operation kernel counts for the library's parameters on each device's roofline. The device models
+        are marked "modelled".
+
+        Parameters
+        ----------
+        params : ember.CkksParams or dict
+            The parameters, or a graph's ``meta["params"]`` (log_n, levels, special_primes, dnum).
+        devices : iterable of str
+            The device models: "cpu" (this CPU's calibrated kernel rates, else the embedded reference
+            machine's) or a built-in profile of ember.sim (h100, fpga-u280, ...).
+        levels : iterable of int, optional
+            The levels to model (default: every level of the parameters).
+        cpu_profile : str, optional
+            A CPU profile JSON for "cpu" (default: this machine's calibration, else the embedded reference).
+
+        Returns
+        -------
+        CostTable
+            The table.
+
+        Raises
+        ------
+        ValueError
+            An unknown device model, no timing for the CPU, or a parameter dict that lacks a key.
+        """
         from ..sim import devices as simdev
         from ..sim.graph_model import op_model
         from ..sim.kernels import Ring
@@ -264,8 +549,22 @@ class CostTable:
 
 
 def node_count(node) -> int:
-    """The count of a counted operation: rotations of rotate_many(_raised), terms of linear_combination and
-    mul_plain_sum (ciphertext inputs), products of mul_sum, 1 otherwise."""
+    """Return the count of a counted operation.
+
+    Rotations of rotate_many, rotate_many_raised and rotate_raised_digits (its outputs), terms of
+    linear_combination (its inputs), products of mul_plain_sum and mul_sum (half its inputs), at least 1; 1 for
+    other operations.
+
+    Parameters
+    ----------
+    node : ember.graph.Node
+        The node.
+
+    Returns
+    -------
+    int
+        The count.
+    """
     if node.op in ("rotate_many", "rotate_many_raised", "rotate_raised_digits"):
         return max(1, len(node.outputs))
     if node.op == "linear_combination":

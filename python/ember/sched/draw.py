@@ -5,8 +5,27 @@ from ..graph.draw import op_colour, pyplot
 
 
 def gantt(schedule, path, title: str = "", ops: dict | None = None) -> None:
-    """One row per device, one bar per task (copies of duplicated tasks hatched), coloured by operation kind when
-    `ops` ({task: op}) is given; the title names the modelled devices."""
+    """Draw a schedule's Gantt chart as an image file.
+
+    One row per device, one bar per task (copies of duplicated tasks hatched), coloured by operation kind when
+    `ops` is given; the title names the modelled devices (``extra["modelled_devices"]``).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule.
+    path : str or os.PathLike
+        The image file to write (matplotlib picks the format from its suffix).
+    title : str, optional
+        The title (default: the schedule's algorithm), followed by the makespan.
+    ops : dict, optional
+        ``{task: operation kind}`` for the colours.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
+    """
     plt = pyplot()
     names = schedule.problem.devices
     fig, ax = plt.subplots(figsize=(11, 1 + 0.5 * len(names)))

@@ -1,5 +1,6 @@
-"""List scheduling with task duplication (in the spirit of DHEFT / HCPFD: Bansal et al., Sulaiman et al.):
-when a task's latest input would come over a slow link, its producer may be *recomputed* on the consumer's
+"""List scheduling with task duplication (in the spirit of DHEFT / HCPFD: Bansal et al., Sulaiman et al.).
+
+When a task's latest input would come over a slow link, its producer may be *recomputed* on the consumer's
 device -- a copy placed in an idle slot there, fed from the producer's own inputs -- instead of waiting for the
 transfer. For HE graphs this is the ModUp of a hoisted rotation set (ember.graph.split_hoisted): its raised
 digits are several times the size of the ciphertext it is computed from, so on slow links sending the
@@ -33,6 +34,29 @@ from .timeline import REL, Timeline, ready_queue
 
 def list_schedule_dup(pr: Problem, algo: str, priority: list[float], lookahead: Optional[list[list[float]]] = None,
                       tiebreak: Optional[list[float]] = None, depth: int = 1) -> Schedule:
+    """List-schedule a problem with task duplication (the module docstring's rule).
+
+    Parameters
+    ----------
+    pr : Problem
+        The scheduling problem.
+    algo : str
+        The name the schedule records (``Schedule.algo``).
+    priority : list of float
+        Per task index, its priority: the ready task of highest priority is placed first.
+    lookahead : list of list of float, optional
+        ``lookahead[task index][device index]`` added to a finish time when choosing the device (PEFT's OCT);
+        default none.
+    tiebreak : list of float, optional
+        Per task index, the priority among ties (highest first; then the lower index).
+    depth : int, optional
+        The longest chain of copies tried before a task (default 1).
+
+    Returns
+    -------
+    Schedule
+        The schedule; its ``copies`` map a task to its extra (device index, start, finish) instances.
+    """
     n, P = len(pr.tasks), pr.p
     indeg = [len(pr.pred[i]) for i in range(n)]
     key, heap = ready_queue(priority, tiebreak, indeg)

@@ -1,5 +1,7 @@
-"""Data-parallel scheduling over the RNS limbs: every operation of a graph split into K parts, part j working on
-the limbs i with i = j (mod K), as multi-GPU CKKS implementations partition a ciphertext's residues.
+"""Data-parallel scheduling over the RNS limbs: every operation of a graph split into K parts.
+
+Part j works on the limbs i with i = j (mod K), as multi-GPU CKKS implementations partition a ciphertext's
+residues.
 
 Most CKKS kernels work limb by limb (additions, products by plaintexts and constants, NTTs, automorphisms, the
 key-switching inner products), so a part needs only its own limbs of its inputs: its edges come from the same
@@ -71,7 +73,22 @@ KNOWN = LOCAL | KEY_SWITCH_Q | KEY_SWITCH_RAISED | DROPPING | SINGLE | {"mod_rai
 
 
 def share(j: int, limbs: int, parts: int) -> int:
-    """How many of `limbs` limbs (indices 0..limbs-1) part j owns: those i with i = j (mod parts)."""
+    """Return how many of `limbs` limbs (indices 0..limbs-1) part j owns: those i with i = j (mod parts).
+
+    Parameters
+    ----------
+    j : int
+        The part.
+    limbs : int
+        The number of limbs.
+    parts : int
+        The number of parts.
+
+    Returns
+    -------
+    int
+        The part's share.
+    """
     return len(range(j, limbs, parts))
 
 
@@ -87,8 +104,34 @@ def _profile(model: str):
 @lru_cache(maxsize=None)
 def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs: int, products: int,
                     merged: bool) -> tuple[float, float, float]:
-    """(pre, post, tensor) fractions of the operation's modelled time on the device model's profile (main = the
-    rest); tensor: a product's terms that the key switch does not read (d0 and d1 of each pair), 0 for the others."""
+    """Return the (pre, post, tensor) fractions of an operation's modelled time on a device model's profile.
+
+    Main is the rest; tensor: a product's terms that the key switch does not read (d0 and d1 of each pair), 0
+    for the other operations. Their sum is at most 0.95 (scaled down otherwise).
+
+    Parameters
+    ----------
+    ring_shape : tuple of int
+        (log_n, limbs of the top level, special primes, dnum).
+    model : str
+        The cost-table device model (its simulator profile: a built-in one, this CPU's for a CPU model, else
+        the H100's).
+    op : str
+        The operation kind.
+    level : int
+        The level it works at.
+    outputs : int
+        Its outputs (the rotations of a rotate_many).
+    products : int
+        The products of a mul_sum (others ignore it).
+    merged : bool
+        Whether a product's rescale is merged into its ModDown.
+
+    Returns
+    -------
+    tuple of float
+        (pre, post, tensor).
+    """
     from ..sim.graph_model import op_model
     from ..sim.kernels import EmberModel, Ring
     from ..sim.timing import predict
@@ -144,9 +187,35 @@ def stage_fractions(ring_shape: tuple, model: str, op: str, level: int, outputs:
 
 
 def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
-    """The scheduling problem of `graph` with every operation split over `parts` limb shares (module docstring).
-    Tasks are (node id, part, stage) tuples; a node at a level with fewer limbs than parts has one part per limb.
-    overhead (an executor's per-task overhead, ember.sched.overhead) is charged to every task of the split."""
+    """Return the scheduling problem of a graph with every operation split over `parts` limb shares.
+
+    See the module docstring. Tasks are (node id, part, stage) tuples; a node at a level with fewer limbs than
+    parts has one part per limb.
+
+    Parameters
+    ----------
+    graph : ember.graph.Graph
+        The program's graph, with ``meta["params"]`` (log_n, levels, special_primes, dnum).
+    platform : Platform
+        The devices, bandwidth and latency.
+    costs : CostTable
+        Seconds per device model; it must have every device model of the platform.
+    parts : int
+        K, >= 1; 1 is :func:`ember.sched.plan.problem_of`'s problem (tasks: node ids).
+    overhead : ember.sched.overhead.ExecutorOverhead, optional
+        An executor's per-task overhead, charged to every task of the split.
+
+    Returns
+    -------
+    Problem
+        The problem.
+
+    Raises
+    ------
+    ValueError
+        `parts` is not an integer >= 1; with `parts` > 1, the graph lacks ``meta["params"]`` or an operation has
+        no exchange model; or as :func:`ember.sched.plan.problem_of`.
+    """
     if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
     if parts == 1:

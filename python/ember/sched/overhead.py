@@ -26,8 +26,24 @@ from ..serial import JsonFile
 
 @dataclass
 class ExecutorOverhead(JsonFile):
-    """per_task_s: the fitted per-task overhead (seconds, >= 0); workers, tasks, wall_s, compute_s (sum): the run it
-    was fitted on; breakdown: medians of the per-task records' fields (None when the executor has none)."""
+    """An executor's per-task overhead, fitted on a run (module docstring).
+
+    Parameters
+    ----------
+    per_task_s : float
+        The fitted per-task overhead (seconds, >= 0).
+    workers : int
+        The workers of the run it was fitted on.
+    tasks : int
+        Its tasks with a measured time.
+    wall_s : float
+        Its wall time (seconds).
+    compute_s : float
+        The sum of its tasks' own operation seconds.
+    breakdown : dict, optional
+        Medians of the per-task records' fields (open_s, publish_s, prep_s, output_open_s, round_trip_s), for
+        those the executor reports; empty when it reports none.
+    """
 
     JSON_WHAT = "ember executor overhead"
     per_task_s: float
@@ -43,7 +59,25 @@ class ExecutorOverhead(JsonFile):
 
     @classmethod
     def fit(cls, result, workers: int) -> "ExecutorOverhead":
-        """From an ember.run RunResult (seconds, node_seconds, records) of a run on `workers` workers."""
+        """Fit the overhead on a run.
+
+        Parameters
+        ----------
+        result : ember.run.RunResult
+            The run's result: its seconds, node_seconds and (optional) records are read.
+        workers : int
+            The workers it ran on, >= 1.
+
+        Returns
+        -------
+        ExecutorOverhead
+            The fit.
+
+        Raises
+        ------
+        ValueError
+            `workers` < 1, or the run has no measured task times.
+        """
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         secs = [s for s in result.node_seconds.values() if s is not None and s >= 0]
@@ -62,7 +96,24 @@ class ExecutorOverhead(JsonFile):
 
     @classmethod
     def mean(cls, fits: list) -> "ExecutorOverhead":
-        """The average of several fits (profiling runs) of the same executor and workload."""
+        """Return the average of several fits (profiling runs) of the same executor and workload.
+
+        Parameters
+        ----------
+        fits : list of ExecutorOverhead
+            The fits; workers and tasks are taken from the first, the breakdown keys all of them share are
+            averaged.
+
+        Returns
+        -------
+        ExecutorOverhead
+            The average.
+
+        Raises
+        ------
+        ValueError
+            No fits.
+        """
         if not fits:
             raise ValueError("no fits to average")
         keys = set.intersection(*(set(f.breakdown) for f in fits))
@@ -71,8 +122,19 @@ class ExecutorOverhead(JsonFile):
                    {k: statistics.mean(f.breakdown[k] for f in fits) for k in sorted(keys)})
 
     def charge(self, cost: dict) -> dict:
-        """A copy of a scheduling cost table {task: [seconds per device]} with per_task_s added where a task can run
-        (math.inf stays inf; tasks of zero cost on every device -- sources and sinks of the client -- stay 0)."""
+        """Return a copy of a scheduling cost table with the per-task overhead added where a task can run.
+
+        Parameters
+        ----------
+        cost : dict
+            ``{task: [seconds on device 0, 1, ...]}``.
+
+        Returns
+        -------
+        dict
+            The copy: ``math.inf`` stays inf; a task whose every entry is 0 or inf (sources and sinks of the
+            client) is unchanged.
+        """
         out = {}
         for t, row in cost.items():
             if all(c == 0 or math.isinf(c) for c in row):
@@ -82,12 +144,19 @@ class ExecutorOverhead(JsonFile):
         return out
 
     def to_dict(self) -> dict:
+        """Return the overhead as plain JSON-able data.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back, with its ``definition``.
+        """
         return {"per_task_s": self.per_task_s, "workers": self.workers, "tasks": self.tasks, "wall_s": self.wall_s,
                 "compute_s": self.compute_s, "breakdown": self.breakdown, "definition": self.DEFINITION}
 
     @classmethod
     def from_dict(cls, d) -> "ExecutorOverhead":
-        """The overhead :meth:`to_dict` described.
+        """Return the overhead :meth:`to_dict` described.
 
         Parameters
         ----------
@@ -97,6 +166,7 @@ class ExecutorOverhead(JsonFile):
         Returns
         -------
         ExecutorOverhead
+            The overhead.
 
         Raises
         ------
@@ -116,7 +186,26 @@ class ExecutorOverhead(JsonFile):
 
 
 def predict_batch(compute_s: float, tasks: int, workers: int, overhead: Optional[ExecutorOverhead] = None) -> float:
-    """The makespan of `tasks` equal independent tasks of compute_s seconds on `workers` workers, each task also
-    charged the executor's per-task overhead (list scheduling: ceil(tasks / workers) rounds)."""
+    """Return the makespan of equal independent tasks on a number of workers.
+
+    Each task is charged its compute seconds plus the executor's per-task overhead; list scheduling takes
+    ceil(tasks / workers) rounds.
+
+    Parameters
+    ----------
+    compute_s : float
+        Seconds of one task's operation.
+    tasks : int
+        The number of tasks.
+    workers : int
+        The number of workers.
+    overhead : ExecutorOverhead, optional
+        The executor's overhead (default: none).
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
     per = compute_s + (overhead.per_task_s if overhead is not None else 0.0)
     return math.ceil(tasks / workers) * per

@@ -1,5 +1,8 @@
-"""Graphs onto platforms: the cost of every node on every device (from a cost table by the device's model), the
-graph's edges with their bytes, the platform's bandwidth -- then any of the schedulers."""
+"""Graphs onto platforms: a graph's scheduling problem, then any of the schedulers.
+
+The problem: the cost of every node on every device of the platform (from a cost table, by the Device's
+cost-table model), the graph's edges with their bytes, the platform's bandwidth and latency.
+"""
 from __future__ import annotations
 
 import math
@@ -13,8 +16,34 @@ from .schedule import Schedule
 
 
 def problem_of(graph, platform: Platform, costs: CostTable, overhead=None) -> Problem:
-    """The scheduling problem of an ember.graph.Graph: tasks are node ids. overhead: an executor's per-task overhead
-    (ember.sched.overhead.ExecutorOverhead, fitted on a real run) charged to every node where it can run."""
+    """Return the scheduling problem of a graph on a platform.
+
+    Tasks are the graph's node ids, device indices the platform's devices in order; a node's cost on a device is
+    the cost table's figure for the node on the Device's model (``math.inf`` where the table has none for its
+    operation: the device does not run it), edges are ``graph.edges()``.
+
+    Parameters
+    ----------
+    graph : ember.graph.Graph
+        The program's graph.
+    platform : Platform
+        The devices, bandwidth and latency.
+    costs : CostTable
+        Seconds per device model; it must have every device model of the platform.
+    overhead : ember.sched.overhead.ExecutorOverhead, optional
+        An executor's per-task overhead (fitted on a real run), charged to every node where it can run.
+
+    Returns
+    -------
+    Problem
+        The problem, with the platform's device names.
+
+    Raises
+    ------
+    ValueError
+        The graph is empty, the cost table lacks a device model of the platform, or a node has no cost on any
+        device.
+    """
     if len(graph) == 0:
         raise ValueError("the graph has no operations to schedule")
     models = [d.model for d in platform.devices]
@@ -45,7 +74,28 @@ def problem_of(graph, platform: Platform, costs: CostTable, overhead=None) -> Pr
 
 
 def schedule_problem(pr: Problem, algo: str = "heft", seed: int = 0) -> Schedule:
-    """algo: naive (seeded), heft, peft, best, or best-dup (best with task duplication: ember.sched.duplication)."""
+    """Schedule a problem with the named algorithm.
+
+    Parameters
+    ----------
+    pr : Problem
+        The problem.
+    algo : str, optional
+        naive (seeded), heft (the default), peft, best, or best-dup (best with task duplication:
+        ember.sched.duplication).
+    seed : int, optional
+        The seed of naive (default 0); the other algorithms ignore it.
+
+    Returns
+    -------
+    Schedule
+        The schedule.
+
+    Raises
+    ------
+    ValueError
+        An unknown algorithm.
+    """
     if algo not in ALGORITHMS and algo != "best-dup":
         raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}, best-dup")
     if algo == "best-dup":
@@ -55,7 +105,37 @@ def schedule_problem(pr: Problem, algo: str = "heft", seed: int = 0) -> Schedule
 
 def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "heft", seed: int = 0,
                    overhead=None) -> Schedule:
-    """algo: naive, heft, peft, best, or best-dup (schedule_problem)."""
+    """Schedule a graph on a platform.
+
+    The problem is :func:`problem_of`'s, the schedule :func:`schedule_problem`'s.
+
+    Parameters
+    ----------
+    graph : ember.graph.Graph
+        The program's graph.
+    platform : Platform
+        The devices, bandwidth and latency.
+    costs : CostTable
+        Seconds per device model; it must have every device model of the platform.
+    algo : str, optional
+        naive, heft (the default), peft, best, or best-dup.
+    seed : int, optional
+        The seed of naive (default 0).
+    overhead : ember.sched.overhead.ExecutorOverhead, optional
+        An executor's per-task overhead, charged to every node where it can run.
+
+    Returns
+    -------
+    Schedule
+        The schedule; its ``extra`` adds platform (the platform's name), graph_nodes, modelled_devices (the
+        names of the devices whose model's figures are "modelled"), cost_sources (``{device model: source}``)
+        and, with an overhead, executor_overhead_per_task_s.
+
+    Raises
+    ------
+    ValueError
+        As :func:`problem_of` and :func:`schedule_problem`.
+    """
     s = schedule_problem(problem_of(graph, platform, costs, overhead), algo, seed)
     s.extra.update(platform=platform.name, graph_nodes=len(graph),
                    modelled_devices=[d.name for d in platform.devices
@@ -67,9 +147,32 @@ def schedule_graph(graph, platform: Platform, costs: CostTable, algo: str = "hef
 
 
 def default_costs(graph, platform: Platform, table: Optional[CostTable] = None) -> CostTable:
-    """The given table, completed with modelled figures (the simulator at the graph's parameters) for every
-    device model of the platform it lacks. CPU models missing a measurement fall back to the "cpu" model
-    (this CPU's calibrated kernel rates), relabelled."""
+    """Return a cost table with every device model of the platform.
+
+    The given table, completed in place with modelled figures (the simulator at the graph's parameters) for
+    every device model of the platform it lacks. CPU models missing a measurement (``cpu-2t``, ...) fall back to
+    the "cpu" model (this CPU's calibrated kernel rates, else the embedded reference machine's), relabelled.
+
+    Parameters
+    ----------
+    graph : ember.graph.Graph
+        The graph whose ``meta["params"]`` the figures are modelled at.
+    platform : Platform
+        The platform whose device models the table needs.
+    table : CostTable, optional
+        The table to complete (default: a new, empty one).
+
+    Returns
+    -------
+    CostTable
+        `table` itself (or the new table), completed.
+
+    Raises
+    ------
+    ValueError
+        A device model is missing and the graph has no ``meta["params"]``, or a missing model is not one the
+        simulator knows.
+    """
     t = CostTable() if table is None else table
     params = graph.meta.get("params")
     missing = sorted({d.model for d in platform.devices} - set(t.devices))

@@ -35,17 +35,57 @@ LINKS = {  # bytes per second, with where the figure comes from
 
 @dataclass
 class Device:
+    """A device of a platform.
+
+    Parameters
+    ----------
+    name : str
+        Its name, unique in the platform.
+    kind : str
+        What it is: cpu, gpu, fpga, asic or worker.
+    model : str
+        The cost-table device model it is timed by (cpu-1t, cpu-2t, cpu, h100, fpga-u280, ...); several devices
+        may share one model.
+    modelled : bool, optional
+        Marks a device that was not run, whose costs the simulator models (default False); informational.
+    """
+
     name: str
     kind: str            # cpu, gpu, fpga, asic, worker
     model: str           # cost-table device it is timed by
     modelled: bool = False
 
     def as_dict(self) -> dict:
+        """Return the device's fields as a dict.
+
+        Returns
+        -------
+        dict
+            name, kind, model, modelled.
+        """
         return asdict(self)
 
 
 @dataclass
 class Platform(JsonFile):
+    """Devices and the bandwidth and latency between them.
+
+    Device index i is ``devices[i]``: the row and column i of the matrices.
+
+    Parameters
+    ----------
+    name : str
+        The platform's name.
+    devices : list of Device
+        The devices, in device-index order.
+    bandwidth : list of list of float
+        P x P bytes per second between device indices (diagonal 0: unused).
+    latency : list of list of float
+        P x P seconds between device indices.
+    notes : list of str, optional
+        Where the figures come from.
+    """
+
     JSON_WHAT = "ember platform"
 
     name: str
@@ -56,16 +96,25 @@ class Platform(JsonFile):
 
     @property
     def names(self) -> list[str]:
+        """The devices' names, in device-index order."""
         return [d.name for d in self.devices]
 
     def to_dict(self) -> dict:
+        """Return the platform as plain JSON-able data.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back: name, devices (their :meth:`Device.as_dict`), bandwidth, latency,
+            notes.
+        """
         return {"name": self.name, "devices": [d.as_dict() for d in self.devices], "bandwidth": self.bandwidth,
                 "latency": self.latency, "notes": self.notes}
 
 
     @classmethod
     def from_dict(cls, d: dict) -> "Platform":
-        """The platform :meth:`to_dict` described.
+        """Return the platform :meth:`to_dict` described.
 
         Parameters
         ----------
@@ -75,6 +124,7 @@ class Platform(JsonFile):
         Returns
         -------
         Platform
+            The platform.
 
         Raises
         ------
@@ -93,7 +143,34 @@ class Platform(JsonFile):
 
     @classmethod
     def from_links(cls, name: str, devices: Sequence[Device], links: Sequence[tuple], notes=()) -> "Platform":
-        """links: (device a, device b, bytes/s[, latency s]) by device name, undirected."""
+        """Build a platform from the links between its devices.
+
+        Two devices with a direct link get its bandwidth and latency; others get the paper's rule (module
+        docstring): the smallest bandwidth over all simple routes, each route's being its slowest link's (ties:
+        the fewest hops), and the sum of the latencies along that route.
+
+        Parameters
+        ----------
+        name : str
+            The platform's name.
+        devices : sequence of Device
+            The devices, in device-index order; names must be unique.
+        links : sequence of tuple
+            ``(device name a, device name b, bytes per second[, latency in seconds])``, undirected.
+        notes : sequence of str, optional
+            Where the figures come from.
+
+        Returns
+        -------
+        Platform
+            The platform.
+
+        Raises
+        ------
+        ValueError
+            Duplicate device names, a link naming an unknown device or with a bandwidth <= 0, or two devices
+            without a route between them.
+        """
         idx = {d.name: i for i, d in enumerate(devices)}
         if len(idx) != len(devices):
             raise ValueError("device names must be unique")
@@ -136,6 +213,27 @@ class Platform(JsonFile):
 
     @classmethod
     def preset(cls, spec: str, bandwidth: Optional[float] = None) -> "Platform":
+        """Build a preset platform (module docstring).
+
+        Parameters
+        ----------
+        spec : str
+            ``paper[:F,G]`` (the paper's Fig. 4 system, F FPGAs and G GPUs), ``this[:T]`` (this machine at T
+            threads) or ``dask:K[:BW]`` (K Dask workers, BW bytes per second).
+        bandwidth : float, optional
+            Bytes per second between Dask workers when the spec gives none (default: measured,
+            :func:`measure_bandwidth`); the other presets ignore it.
+
+        Returns
+        -------
+        Platform
+            The platform.
+
+        Raises
+        ------
+        ValueError
+            An unknown preset or a malformed spec.
+        """
         kind, _, arg = spec.partition(":")
         kind = kind.strip().lower()
         if kind == "paper":
@@ -159,7 +257,28 @@ class Platform(JsonFile):
 
 def paper(fpgas: int = 2, gpus: int = 2, fpga_model: str = "fpga-u280", gpu_model: str = "h100",
           host_model: str = "cpu") -> Platform:
-    """The paper's Fig. 4 system with F FPGAs and G GPUs (F + G <= 4 PCIe slots) and the host CPU."""
+    """Return the paper's Fig. 4 system with F FPGAs and G GPUs (F + G <= 4 PCIe slots) and the host CPU.
+
+    The devices are "cpu", "fpga0", ..., "gpu0", ... in that order; the links are the module docstring's.
+
+    Parameters
+    ----------
+    fpgas, gpus : int, optional
+        F and G (default 2 and 2).
+    fpga_model, gpu_model, host_model : str, optional
+        The cost-table device models of the FPGAs, the GPUs and the host (default fpga-u280, h100 and cpu: the
+        simulator's model of this CPU).
+
+    Returns
+    -------
+    Platform
+        The platform, named ``paper-<F>F<G>G``.
+
+    Raises
+    ------
+    ValueError
+        F or G is negative, or F + G > 4.
+    """
     if fpgas < 0 or gpus < 0 or fpgas + gpus > 4:
         raise ValueError(f"the paper's host has four PCIe slots: 0 <= FPGAs + GPUs <= 4, got {fpgas} + {gpus}")
     devs = [Device("cpu", "cpu", host_model, modelled=(host_model == "cpu"))]
@@ -179,11 +298,44 @@ def paper(fpgas: int = 2, gpus: int = 2, fpga_model: str = "fpga-u280", gpu_mode
 
 
 def this_machine(threads: int = 2) -> Platform:
+    """Return this machine: one CPU device, timed by the cost-table device model ``cpu-<threads>t``.
+
+    Parameters
+    ----------
+    threads : int, optional
+        The threads the CPU runs at (default 2).
+
+    Returns
+    -------
+    Platform
+        The platform, named ``this-<threads>t``.
+    """
     return Platform(f"this-{threads}t", [Device("cpu", "cpu", f"cpu-{threads}t")], [[0.0]], [[0.0]],
                     [f"this machine's CPU at {threads} thread(s), timed by `ember profile` (cpu-{threads}t)"])
 
 
 def dask_workers(k: int, bandwidth: Optional[float] = None, latency: float = 0.0) -> Platform:
+    """Return K Dask workers (one thread each, timed by the device model cpu-1t), linked all to all.
+
+    Parameters
+    ----------
+    k : int
+        The number of workers, >= 1.
+    bandwidth : float, optional
+        Bytes per second between two workers (default: measured by :func:`measure_bandwidth`).
+    latency : float, optional
+        Seconds per transfer (default 0); ignored when the bandwidth is measured, which measures the latency too.
+
+    Returns
+    -------
+    Platform
+        The platform, named ``dask-<k>``, devices ``worker0``, ``worker1``, ...
+
+    Raises
+    ------
+    ValueError
+        k < 1.
+    """
     if k < 1:
         raise ValueError(f"dask platform: K must be >= 1, got {k}")
     notes = []
@@ -206,9 +358,21 @@ def _echo(conn):
 
 
 def measure_bandwidth(nbytes: int = 2 * 14 * (1 << 16) * 8, rounds: int = 5) -> tuple[float, float]:
-    """(bytes/s, latency s) of sending `nbytes` (default: a ciphertext at N = 2^16 with 14 limbs) from this
-    process to another over a multiprocessing pipe: the median of `rounds` one-way sends (acknowledged), and the
-    latency of a 1-byte round trip halved."""
+    """Measure the bandwidth and latency between this process and another over a multiprocessing pipe.
+
+    Parameters
+    ----------
+    nbytes : int, optional
+        The message size (default: a ciphertext at N = 2^16 with 14 limbs, 2 x 14 x 2^16 8-byte words).
+    rounds : int, optional
+        Sends of each kind (default 5).
+
+    Returns
+    -------
+    tuple of float
+        (bytes per second, latency in seconds): ``nbytes / (median time of an acknowledged send - latency)``,
+        and the median of `rounds` 1-byte round trips, halved.
+    """
     import multiprocessing as mp
     import statistics
     import time
@@ -242,7 +406,24 @@ def measure_bandwidth(nbytes: int = 2 * 14 * (1 << 16) * 8, rounds: int = 5) -> 
 
 
 def load_platform(spec: str) -> Platform:
-    """A preset spec or a JSON file written by Platform.to_dict()."""
+    """Return the platform of a preset spec or of a JSON file.
+
+    Parameters
+    ----------
+    spec : str
+        A preset (:meth:`Platform.preset`) or the path of a JSON file of :meth:`Platform.to_dict` (a name
+        ending in ``.json``, or an existing file).
+
+    Returns
+    -------
+    Platform
+        The platform.
+
+    Raises
+    ------
+    ValueError
+        An unreadable or malformed file, or an unknown or malformed preset.
+    """
     from pathlib import Path
     path = Path(spec)
     if spec.endswith(".json") or path.is_file():

@@ -7,7 +7,8 @@
 
 Problem validates all of it (clear ValueError / TypeError on anything wrong: cycles, unknown tasks, a task no
 device can run, negative or NaN costs, a bandwidth matrix of the wrong shape) and keeps dense, index-based arrays
-the schedulers work on."""
+the schedulers work on: tasks by task index (the order of `cost`), devices by device index (0 .. P - 1).
+"""
 from __future__ import annotations
 
 import math
@@ -41,8 +42,56 @@ def _matrix(m, p: int, what: str, positive_off_diagonal: bool) -> list[list[floa
 
 
 class Problem:
-    """Validated scheduling input. Tasks keep the caller's keys (`tasks[i]` is the key of index i, in the
-    order of `cost`); the schedulers work on indices."""
+    """Validated scheduling input.
+
+    Tasks keep the caller's keys (``tasks[i]`` is the key of task index i, in the order of `cost`); the
+    schedulers work on task and device indices.
+
+    Parameters
+    ----------
+    cost : Mapping
+        ``{task: [seconds on device 0, 1, ...]}``: a non-empty mapping, rows of one length P (the number of
+        devices), entries >= 0 or ``math.inf`` where the task cannot run, at least one finite entry per row.
+    edges : Mapping
+        ``{(u, v): bytes}``: task v needs the output of task u, a finite number of bytes >= 0.
+    bandwidth : sequence of sequence of float
+        P x P bytes per second from device index i to device index j, > 0 off the diagonal (the diagonal is
+        unused: a transfer on one device costs 0). A list of lists or a numpy array.
+    latency : sequence of sequence of float, optional
+        P x P seconds added to a transfer from device index i to device index j, >= 0 off the diagonal
+        (default 0).
+    devices : sequence of str, optional
+        One name per device index (default ``dev0``, ``dev1``, ...).
+
+    Attributes
+    ----------
+    tasks : list
+        The task keys, by task index; ``index`` maps a key to its index.
+    w : list of list of float
+        ``w[i][d]``: seconds of task index i on device index d.
+    p : int
+        The number of devices, P.
+    devices : list of str
+        The device names, by device index.
+    bw, lat : list of list of float
+        The bandwidth (bytes per second) and latency (seconds) matrices.
+    succ, pred : list of list of tuple
+        Per task index, its ``(successor index, bytes)`` and ``(predecessor index, bytes)`` edges.
+    topo : list of int
+        The task indices in a topological order.
+    mean_bw, mean_lat : float
+        The mean bandwidth and latency over distinct device pairs (inf and 0 with one device).
+
+    Raises
+    ------
+    ValueError
+        `cost` empty or not a mapping, a row that is not a list of numbers, a cycle (named), a self-loop, an
+        edge that is not a pair or names an unknown task, a task no device can run, a negative or NaN
+        cost, rows of different lengths, bytes that are negative or not finite, a matrix of the wrong shape or
+        with a bad entry, or a wrong number of device names.
+    TypeError
+        `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix.
+    """
 
     def __init__(self, cost: Mapping[Hashable, Sequence[float]], edges: Mapping[tuple, float],
                  bandwidth, latency=None, devices: Optional[Sequence[str]] = None):
@@ -134,15 +183,51 @@ class Problem:
         return cyc + [cyc[0]]
 
     def comm(self, nbytes: float, src: int, dst: int) -> float:
-        """Seconds to move nbytes from device src to device dst (0 on the same device)."""
+        """Return the seconds to move `nbytes` from device index `src` to device index `dst`.
+
+        Parameters
+        ----------
+        nbytes : float
+            Bytes to move.
+        src, dst : int
+            The device indices.
+
+        Returns
+        -------
+        float
+            ``lat[src][dst] + nbytes / bw[src][dst]``; 0 when `src` is `dst`.
+        """
         if src == dst:
             return 0.0
         return self.lat[src][dst] + nbytes / self.bw[src][dst]
 
     def mean_comm(self, nbytes: float) -> float:
+        """Return the mean seconds to move `nbytes` between two distinct devices (HEFT's c-bar).
+
+        Parameters
+        ----------
+        nbytes : float
+            Bytes to move.
+
+        Returns
+        -------
+        float
+            ``mean_lat + nbytes / mean_bw``; 0 with one device.
+        """
         return 0.0 if self.p == 1 else self.mean_lat + nbytes / self.mean_bw
 
     def mean_cost(self, i: int) -> float:
-        """Mean cost of task i over the devices that can run it."""
+        """Return the mean cost of a task over the devices that can run it.
+
+        Parameters
+        ----------
+        i : int
+            The task index.
+
+        Returns
+        -------
+        float
+            Seconds: the mean of the task's finite costs.
+        """
         fin = [x for x in self.w[i] if not math.isinf(x)]
         return sum(fin) / len(fin)

@@ -1,7 +1,10 @@
-"""`ember profile`: this machine's cost table, measured. Every operation kind is run `runs` times at every level
-asked for, on a Context with `threads` threads, inside a graph capture; the C++ wall time of each node (not the
-Python call) is kept and the median goes into the table as device "cpu-<threads>t", marked "measured".
-The machine is shared and noisy: medians of several runs, and `runs` >= 5 for figures worth quoting."""
+"""`ember profile`: this machine's cost table, measured.
+
+Every operation kind is run `runs` times at every level asked for, on a Context with `threads` threads, inside a
+graph capture; the C++ wall time of each node (not the Python call) is kept and the median goes into the table
+as the device model "cpu-<threads>t", marked "measured". The machine is shared and noisy: medians of several
+runs, and `runs` >= 5 for figures worth quoting.
+"""
 from __future__ import annotations
 
 from typing import Iterable, Optional
@@ -12,7 +15,7 @@ from .costs import COUNTED, CostTable
 
 
 def _ops(ctx, a, b, pt):
-    """(op name as recorded, a function doing it once) for ciphertexts a, b at one level."""
+    """Yield (op name as recorded, a function doing it once) for ciphertexts a, b at one level."""
     k = COUNTED["rotate_many"]
     yield "add", lambda: a + b
     yield "add_plain", lambda: a + pt
@@ -32,7 +35,33 @@ def _ops(ctx, a, b, pt):
 
 def measure(params, threads: int = 1, levels: Optional[Iterable[int]] = None, runs: int = 5,
             progress: bool = True, device: Optional[str] = None) -> CostTable:
-    """Measures the operation kinds at each level (default: every level) and returns the cost table."""
+    """Measure the operation kinds at each level and return the cost table.
+
+    Parameters
+    ----------
+    params : ember.CkksParams
+        The parameters to measure at.
+    threads : int, optional
+        Threads of the Context (default 1).
+    levels : iterable of int, optional
+        The levels (default: every level, 0 to the context's max_level).
+    runs : int, optional
+        Runs per operation and level after a warm-up (default 5); the median is kept.
+    progress : bool, optional
+        Show a progress bar (default True).
+    device : str, optional
+        The device model to record the figures under (default ``cpu-<threads>t``).
+
+    Returns
+    -------
+    CostTable
+        The measured table: one device model, marked "measured".
+
+    Raises
+    ------
+    ValueError
+        A level outside [0, max_level].
+    """
     import ember
     from ember.graph import capture
     ctx = ember.Context(params, threads=threads)
@@ -81,14 +110,38 @@ def _ops_at(ctx, keys, level, rng):
 
 def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int = 1, device: Optional[str] = None,
                           progress: bool = True) -> int:
-    """The operations only circuits issue (the raised basis of the double-hoisted linear transforms: rotate_many_raised,
-    mul_plain_sum, mod_down, mod_down_rescale; ModRaise, the sparse-secret key switches, linear_combination), timed
-    as nodes of live bootstrappings (`runs` of them after a warm-up, captured by ember.graph: each node's C++ wall
-    time) and added to `table` as measured entries of the same device, for the (op, level) pairs it lacks: the
-    median per level, and for a counted operation (rotate_many_raised, mul_plain_sum, linear_combination) the
-    least-squares line seconds = a + b * count per level (a, b >= 0: flat at the median if the slope comes out
-    negative, through the origin if the intercept does), stored at its reference counts. Returns how many entries
-    were added. Needs bootstrappable parameters (CkksParams.bootstrappable)."""
+    """Time the operations only circuits issue, from live bootstrappings, and add them to a table.
+
+    The operations: the raised basis of the double-hoisted linear transforms (rotate_many_raised, mul_plain_sum,
+    mod_down, mod_down_rescale), ModRaise, the sparse-secret key switches, linear_combination. They are timed as
+    nodes of live bootstrappings (`runs` of them after a warm-up, captured by ember.graph: each node's C++ wall
+    time) and added to `table` as measured entries of the same device model, for the operation kinds it has no
+    entry of (at any level; drop_to_level excluded): the median per level, and for a counted operation
+    (rotate_many_raised, mul_plain_sum, linear_combination) the least-squares line seconds = a + b * count per
+    level (a, b >= 0: flat at the median if the slope comes out negative, through the origin if the intercept
+    does), stored at its reference counts (skipped at a level where the nodes have a single count). Needs
+    bootstrappable parameters (CkksParams.bootstrappable).
+
+    Parameters
+    ----------
+    params : ember.CkksParams
+        Bootstrappable parameters.
+    table : CostTable
+        The table to add to (in place).
+    threads : int, optional
+        Threads of the Context (default 2).
+    runs : int, optional
+        Bootstrappings timed after the warm-up (default 1).
+    device : str, optional
+        The device model to add the entries to (default ``cpu-<threads>t``).
+    progress : bool, optional
+        Show a progress bar (default True).
+
+    Returns
+    -------
+    int
+        How many entries were added.
+    """
     import ember
     from ember.graph import capture
     from .costs import node_count

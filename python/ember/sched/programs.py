@@ -1,5 +1,7 @@
-"""Deprecated: the built-in programs moved to :mod:`ember.graph.programs`, the one registry of named programs
-(``ember.graph.graph_of(name)``); this module is kept for one release and warns on import.
+"""Deprecated: the built-in programs moved to :mod:`ember.graph.programs`.
+
+That is the one registry of named programs (``ember.graph.graph_of(name)``); this module is kept for one release
+and warns on import.
 
 The toy program that was ``helr`` here is ``lr-toy`` there (``lr_toy_graph``); ``helr`` now names HELR training as
 ember.apps.logreg runs it, everywhere.

@@ -1,5 +1,8 @@
-"""Schedule: where and when every task runs, its metrics (SLR, speedup, efficiency, utilisation) and a
-validity check; simulate() re-times a placement with other costs (a profile-guided prediction)."""
+"""Schedule: where and when every task runs, its metrics and a validity check.
+
+The metrics: SLR, speedup, efficiency, utilisation; simulate() re-times a placement with other costs (a
+profile-guided prediction).
+"""
 from __future__ import annotations
 
 import math
@@ -16,9 +19,12 @@ _CALLABLE: dict = {}
 
 
 def _still_callable(value, name: str):
-    """value as an instance of a subclass of its type (float, tuple, list, dict) that can also be called,
-    returning itself with a DeprecationWarning: the metrics that were methods (``s.cp_min()``) are properties now
-    (``s.cp_min``), and the old call keeps working for one release."""
+    """Return `value` as an instance of a subclass of its type that can also be called.
+
+    The type is float, tuple, list or dict; calling the instance returns itself with a DeprecationWarning: the
+    metrics that were methods (``s.cp_min()``) are properties now (``s.cp_min``), and the old call keeps
+    working for one release.
+    """
     base = type(value)
     cls = _CALLABLE.get((base, name))
     if cls is None:
@@ -32,12 +38,33 @@ def _still_callable(value, name: str):
 
 @dataclass
 class Schedule(JsonFile):
-    """device[task], start[task], finish[task] (seconds), by the caller's task keys; order: tasks in the order
-    they were placed. Metrics follow Topcuoglu et al. 2002: SLR = makespan / sum over the critical path (by
-    minimum costs) of the minimum costs; speedup = the best single device's sequential time / makespan;
-    efficiency = speedup / devices. Every metric is a property (makespan, slr, speedup, efficiency, cp_min,
-    sequential, busy, utilisation, transfers); calling the ones that were methods still works for one release,
-    with a DeprecationWarning."""
+    """Where and when every task of a problem runs.
+
+    ``device[task]`` (a device index), ``start[task]`` and ``finish[task]`` (seconds), by the caller's task keys;
+    `order`: the tasks in the order they were placed. Metrics follow Topcuoglu et al. 2002: SLR = makespan / sum
+    over the critical path (by minimum costs) of the minimum costs; speedup = the best single device's sequential
+    time / makespan; efficiency = speedup / devices. Every metric is a property (makespan, slr, speedup,
+    efficiency, cp_min, sequential, busy, utilisation, transfers); calling the ones that were methods still works
+    for one release, with a DeprecationWarning.
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm that made it ("heft", "peft", "best", "naive"; simulate() appends "+simulated").
+    problem : Problem
+        The problem it schedules.
+    device : dict
+        ``{task: device index}``.
+    start, finish : dict
+        ``{task: seconds}``.
+    order : list, optional
+        The tasks in the order they were placed (default empty).
+    extra : dict, optional
+        Facts about how it was made (the variant, the seed, the platform, ...), merged into :meth:`summary`.
+    copies : dict, optional
+        ``{task: [(device index, start, finish), ...]}``: the extra instances of duplicated tasks (default
+        empty).
+    """
 
     JSON_WHAT = "ember schedule"
     algo: str
@@ -51,22 +78,38 @@ class Schedule(JsonFile):
 
     @property
     def makespan(self) -> float:
+        """Seconds from 0 to the last finish, copies included (0 for an empty schedule)."""
         ms = max(self.finish.values()) if self.finish else 0.0
         for xs in self.copies.values():
             ms = max([ms] + [f for _, _, f in xs])
         return ms
 
     def instances(self, t) -> list:
-        """Every execution of task t: [(device, start, finish)], the original first, then its copies."""
+        """Return every execution of a task, the original first, then its copies.
+
+        Parameters
+        ----------
+        t : hashable
+            The task key.
+
+        Returns
+        -------
+        list of tuple
+            ``[(device index, start, finish), ...]`` (seconds).
+        """
         return [(self.device[t], self.start[t], self.finish[t])] + list(self.copies.get(t, ()))
 
     def _arrival(self, u, nbytes: float, d: int) -> tuple[float, int]:
-        """(when u's output can be on device d, from which device): the instance of u that delivers first."""
+        """Return (when u's output can be on device index d, from which device index).
+
+        The instance of u that delivers first.
+        """
         pr = self.problem
         return min((f + pr.comm(nbytes, du, d), du) for du, _, f in self.instances(u))
 
     @property
     def devices(self) -> list[str]:
+        """The device names, by device index (the problem's)."""
         return self.problem.devices
 
     @property
@@ -87,20 +130,23 @@ class Schedule(JsonFile):
 
     @property
     def slr(self) -> float:
+        """The schedule length ratio: makespan / cp_min (NaN when cp_min is 0)."""
         cp = self.cp_min
         return self.makespan / cp if cp > 0 else math.nan
 
     @property
     def speedup(self) -> float:
+        """The speedup: sequential / makespan (NaN when the makespan is 0)."""
         return self.sequential / self.makespan if self.makespan > 0 else math.nan
 
     @property
     def efficiency(self) -> float:
+        """The efficiency: speedup / the number of devices."""
         return self.speedup / self.problem.p
 
     @property
     def busy(self) -> list[float]:
-        """Busy seconds per device (copies included)."""
+        """Busy seconds per device index (copies included)."""
         b = [0.0] * self.problem.p
         for t, d in self.device.items():
             b[d] += self.finish[t] - self.start[t]
@@ -118,8 +164,11 @@ class Schedule(JsonFile):
 
     @property
     def transfers(self) -> tuple[int, float]:
-        """(count, bytes) of the inputs that cross devices: for every execution of a task (copies included),
-        each input taken from the instance of its producer that delivers first."""
+        """(count, bytes) of the inputs that cross devices.
+
+        For every execution of a task (copies included), each input is taken from the instance of its producer
+        that delivers first.
+        """
         pr, n, nb = self.problem, 0, 0.0
         T = pr.tasks
         for v in range(len(T)):
@@ -130,6 +179,15 @@ class Schedule(JsonFile):
         return _still_callable((n, nb), "transfers")
 
     def summary(self) -> dict:
+        """Return the schedule's metrics as plain data.
+
+        Returns
+        -------
+        dict
+            algo, makespan_s, slr, speedup, efficiency, sequential_s, critical_path_min_s, tasks, transfers,
+            transfer_bytes, utilisation (``{device name: busy fraction}``), tasks_per_device (``{device name:
+            count}``, originals only), duplicated_tasks (the number of copies), then the entries of `extra`.
+        """
         n, nb = self.transfers
         return {"algo": self.algo, "makespan_s": self.makespan, "slr": self.slr, "speedup": self.speedup,
                 "efficiency": self.efficiency, "sequential_s": float(self.sequential), "critical_path_min_s": float(self.cp_min),
@@ -140,10 +198,23 @@ class Schedule(JsonFile):
                 "duplicated_tasks": sum(len(x) for x in self.copies.values()), **self.extra}
 
     def validate(self, tol: float = 1e-9) -> None:
-        """Raises ValueError unless: every task is placed on a device that can run it, runs exactly its cost,
-        starts after each input is on its device (a predecessor's finish plus the transfer, from the original or
-        a copy of the predecessor, whichever delivers first), and no two tasks overlap on a device. Copies
-        (duplicated tasks) are checked the same way."""
+        """Check the schedule against its problem.
+
+        Every task must be placed on a device index that can run it, run exactly its cost, start at or after 0
+        and after each input is on its device (a predecessor's finish plus the transfer, from the original or a
+        copy of the predecessor, whichever delivers first), and no two tasks may overlap on a device. Copies
+        (duplicated tasks) are checked the same way.
+
+        Parameters
+        ----------
+        tol : float, optional
+            Relative tolerance (default 1e-9): comparisons allow ``tol * max(1, makespan)`` seconds.
+
+        Raises
+        ------
+        ValueError
+            Naming the first violation.
+        """
         pr = self.problem
         scale = max(1.0, self.makespan)
         slack = tol * scale
@@ -180,7 +251,7 @@ class Schedule(JsonFile):
                     raise ValueError(f"tasks {t0!r} and {t1!r} overlap on device {d} ({s0}-{f0} and {s1}-{f1})")
 
     def to_dict(self) -> dict:
-        """The schedule as plain JSON-able data.
+        """Return the schedule as plain JSON-able data.
 
         ``summary`` and ``tasks`` are for reading (task keys that are not int or str appear as their repr);
         ``problem`` (costs, edges, links, devices; task keys with tuples as lists, inf as null) and ``placement``
@@ -212,7 +283,7 @@ class Schedule(JsonFile):
 
     @classmethod
     def from_dict(cls, d) -> "Schedule":
-        """The schedule :meth:`to_dict` described (its problem validated again).
+        """Return the schedule :meth:`to_dict` described (its problem validated again).
 
         Parameters
         ----------
@@ -222,6 +293,7 @@ class Schedule(JsonFile):
         Returns
         -------
         Schedule
+            The schedule.
 
         Raises
         ------
@@ -276,9 +348,30 @@ def _dec_num(x) -> float:
 
 
 def simulate(schedule: Schedule, cost=None) -> Schedule:
-    """Re-times a schedule: the same devices and the same per-device order, with `cost` ({task: [seconds per
-    device]}, default the schedule's own) -- e.g. measured costs, to predict the makespan of a real run. Each
-    task starts when its device has finished the previous task there and its inputs have arrived."""
+    """Re-time a schedule with other costs.
+
+    The same device indices and the same per-device order (by start time), with `cost` -- e.g. measured costs,
+    to predict the makespan of a real run. Each task starts when its device has finished the previous task there
+    and its inputs have arrived.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule without copies (duplicated tasks).
+    cost : dict, optional
+        ``{task: [seconds on device 0, 1, ...]}`` for every task of the problem (not validated); default the
+        schedule's own costs.
+
+    Returns
+    -------
+    Schedule
+        The re-timed schedule (``algo`` the schedule's with "+simulated"); its problem carries `cost`.
+
+    Raises
+    ------
+    ValueError
+        The schedule has copies, or its device order contradicts the task graph.
+    """
     pr = schedule.problem
     if schedule.copies:
         raise ValueError("simulate() re-times placements without duplicated tasks; this schedule has copies "

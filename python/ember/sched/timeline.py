@@ -1,5 +1,7 @@
-"""What the list schedulers share (algorithms.py, duplication.py): the tie tolerance, the devices' timelines of
-idle gaps (insertion-based placement) and the ready queue."""
+"""What the list schedulers share (algorithms.py, duplication.py).
+
+The tie tolerance, the devices' timelines of idle gaps (insertion-based placement) and the ready queue.
+"""
 from __future__ import annotations
 
 import heapq
@@ -13,7 +15,20 @@ REL = 1e-9
 
 
 def quantize(x: float, scale: float) -> float:
-    """x rounded to the tie tolerance (relative to scale), for priority keys."""
+    """Round x to the tie tolerance (relative to scale), for priority keys.
+
+    Parameters
+    ----------
+    x : float
+        The value (infinite values are returned as they are).
+    scale : float
+        The magnitude the tolerance is relative to (<= 0: x is returned as it is).
+
+    Returns
+    -------
+    float
+        x rounded to a multiple of ``REL * scale``.
+    """
     if math.isinf(x) or scale <= 0:
         return x
     step = REL * scale
@@ -21,9 +36,13 @@ def quantize(x: float, scale: float) -> float:
 
 
 class Timeline:
-    """One device's idle gaps before its tail (the time it is free for good), in numpy arrays that grow by
-    doubling, so the insertion policy's search -- the first gap after `ready` that holds a job of length d --
-    is a vectorised scan. Gaps shorter than the tie tolerance are dropped."""
+    """One device's idle gaps before its tail (the time it is free for good).
+
+    The gaps are kept in numpy arrays that grow by doubling, so the insertion policy's search -- the first gap
+    after `ready` that holds a job of length d -- is a vectorised scan. Gaps shorter than the tie tolerance are
+    dropped.
+    """
+
     __slots__ = ("gs", "ge", "n", "tail")
 
     def __init__(self):
@@ -33,6 +52,23 @@ class Timeline:
         self.tail = 0.0
 
     def earliest(self, ready: float, d: float, insertion: bool = True) -> float:
+        """Return the earliest start of a job of `d` seconds that can start at `ready`.
+
+        Parameters
+        ----------
+        ready : float
+            When the job's inputs are there (seconds).
+        d : float
+            The job's length (seconds).
+        insertion : bool, optional
+            Search the idle gaps (default True): the first gap ending after `ready` that holds the job from
+            max(gap start, ready) on (within the tie tolerance), else max(ready, tail); False: max(ready, tail).
+
+        Returns
+        -------
+        float
+            The start (seconds).
+        """
         n = self.n
         if insertion and n and ready < self.ge[n - 1]:
             ge = self.ge[:n]
@@ -62,6 +98,21 @@ class Timeline:
         self.n = n - 1
 
     def add(self, s: float, f: float):
+        """Mark the interval [s, f) busy.
+
+        At or after the tail, it moves the tail (and opens a gap from the old tail to s when s is later); before
+        it, the interval must lie inside an idle gap, which splits.
+
+        Parameters
+        ----------
+        s, f : float
+            Start and finish (seconds).
+
+        Raises
+        ------
+        AssertionError
+            The interval lies outside every idle gap (an internal error).
+        """
         eps = REL * max(1.0, abs(f))
         if s >= self.tail - eps:
             if s > self.tail + eps:
@@ -80,16 +131,38 @@ class Timeline:
             self._insert(k, a, s)
 
     def clone(self) -> "Timeline":
-        """An independent copy (to try a placement without committing it)."""
+        """Return an independent copy (to try a placement without committing it).
+
+        Returns
+        -------
+        Timeline
+            The copy.
+        """
         c = Timeline()
         c.gs, c.ge, c.n, c.tail = self.gs.copy(), self.ge.copy(), self.n, self.tail
         return c
 
 
 def ready_queue(priority: list[float], tiebreak: Optional[list[float]], indegree: list[int]):
-    """The list schedulers' ready queue: (keys, heap) -- a task's key is its priority (highest first; ties within
-    the tolerance: then its tiebreak, highest first; then the lower index), the heap holds the tasks with no
-    predecessor."""
+    """Return the list schedulers' ready queue: (keys, heap).
+
+    A task's key is its priority (highest first; ties within the tolerance: then its tiebreak, highest first;
+    then the lower index); the heap holds ``(key, task index)`` of the tasks with no predecessor.
+
+    Parameters
+    ----------
+    priority : list of float
+        Per task index, its priority.
+    tiebreak : list of float or None
+        Per task index, the priority among ties; None: none.
+    indegree : list of int
+        Per task index, its number of predecessors.
+
+    Returns
+    -------
+    tuple
+        (keys by task index, the heap: a list in heap order).
+    """
     scale = max((abs(x) for x in priority if not math.isinf(x)), default=1.0)
     if tiebreak is None:
         key = [-quantize(x, scale) for x in priority]

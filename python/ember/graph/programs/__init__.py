@@ -1,5 +1,6 @@
-"""The named programs: one registry, one name per program, below every layer that uses it (ember.sched,
-ember.run, ember.apps and the command line all read it; none adds to it).
+"""The named programs: one registry, one name per program, below every layer that uses it.
+
+ember.sched, ember.run, ember.apps and the command line all read it; none adds to it.
 
     g = ember.graph.graph_of("helr", log_n=16)          # `ember schedule helr`, `ember graph helr`
     sorted(ember.graph.PROGRAMS)                          # boot, helr, lola-cifar, lola-mnist, lr-toy, resnet20
@@ -41,7 +42,7 @@ PROGRAMS: dict[str, Callable] = {
 
 
 def options_of(name: str) -> list[str]:
-    """The keyword options the program `name` takes.
+    """Return the keyword options the program `name` takes.
 
     Parameters
     ----------
@@ -68,7 +69,7 @@ def options_of(name: str) -> list[str]:
 
 
 def graph_of(name: str, **options):
-    """The graph of the named program.
+    """Return the graph of the named program.
 
     Parameters
     ----------

@@ -6,18 +6,18 @@ from ..symbolic import capture_program
 
 
 def boot_graph(log_n: int = 16, levels: int = 9, symbolic: bool = True, insecure: bool = False):
-    """One bootstrapping of a level-0 ciphertext at CkksParams.bootstrappable(log_n, levels).
+    """Return the graph of one bootstrapping of a level-0 ciphertext at CkksParams.bootstrappable(log_n, levels).
 
     Parameters
     ----------
-    log_n : int
-        log2 of the ring degree (bootstrappable parameters fit the 128-bit bound from 16 on).
-    levels : int
-        Computation levels left after the bootstrapping.
-    symbolic : bool
-        Capture on a SymbolicContext (no keys, no arithmetic) or run it for real.
-    insecure : bool
-        Allow parameters above the 128-bit bound.
+    log_n : int, optional
+        log2 of the ring degree (default 16; bootstrappable parameters fit the 128-bit bound from 16 on).
+    levels : int, optional
+        Computation levels left after the bootstrapping (default 9).
+    symbolic : bool, optional
+        Capture on a SymbolicContext (no keys, no arithmetic; the default) or run it for real.
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
 
     Returns
     -------

@@ -1,8 +1,10 @@
-"""HELR's server program (Han, Hong, Cheon, Park, AAAI'19, after Kim et al. 2018): the packing, one encrypted
-iteration, the training loop with its bootstrapping, written against the public ciphertext operations only (+, -,
-*, rotate, conjugate, bootstrap) -- and its graph, ``graph_of("helr")``. The application around it (the data
-owner, the float64 reference, the scikit-learn estimator) is :mod:`ember.apps.logreg`, whose docstring derives
-the algorithm, the packing and the level budget implemented here.
+"""HELR's server program (Han, Hong, Cheon, Park, AAAI'19, after Kim et al. 2018) and its graph.
+
+The packing, one encrypted iteration, the training loop with its bootstrapping, written against the public
+ciphertext operations only (+, -, *, rotate, conjugate, bootstrap) -- and its graph, ``graph_of("helr")``. The
+application around it (the data owner, the float64 reference, the scikit-learn estimator) is
+:mod:`ember.apps.logreg`, whose docstring derives the algorithm, the packing and the level budget implemented
+here.
 """
 from __future__ import annotations
 
@@ -34,8 +36,29 @@ LEVELS_PER_ITERATION = 4
 
 # ---- the sigmoid -------------------------------------------------------------------------------------------------
 def sigmoid_poly(degree: int = 3, interval: float = 8.0, points: int = 4001) -> np.ndarray:
-    """Monomial coefficients c[0..degree] of the least-squares odd fit of sigmoid on [-interval, interval]
-    (c[0] = 1/2, even coefficients beyond 0 are zero)."""
+    """Return the monomial coefficients of the least-squares odd fit of sigmoid on [-interval, interval].
+
+    c[0] = 1/2, even coefficients beyond 0 are zero.
+
+    Parameters
+    ----------
+    degree : int, optional
+        The degree, odd (default 3).
+    interval : float, optional
+        The half-width of the interval fitted (default 8).
+    points : int, optional
+        The points of the uniform grid fitted on (default 4001).
+
+    Returns
+    -------
+    numpy.ndarray
+        c[0..degree].
+
+    Raises
+    ------
+    ValueError
+        The degree is not odd and positive.
+    """
     if degree < 1 or degree % 2 == 0:
         raise ValueError(f"sigmoid_poly: degree must be odd, got {degree}")
     x = np.linspace(-interval, interval, points)
@@ -48,13 +71,37 @@ def sigmoid_poly(degree: int = 3, interval: float = 8.0, points: int = 4001) -> 
 
 
 def sigmoid_poly_error(coeffs, interval: float = 8.0) -> float:
-    """max |poly - sigmoid| on [-interval, interval]."""
+    """Return max |poly - sigmoid| on [-interval, interval] (on a grid of 20001 points).
+
+    Parameters
+    ----------
+    coeffs : array_like
+        The polynomial's monomial coefficients.
+    interval : float, optional
+        The half-width of the interval (default 8).
+
+    Returns
+    -------
+    float
+        The largest error.
+    """
     x = np.linspace(-interval, interval, 20001)
     return float(np.abs(np.polynomial.polynomial.polyval(x, coeffs) - 1.0 / (1.0 + np.exp(-x))).max())
 
 
 def g_coeffs(coeffs) -> np.ndarray:
-    """g(t) = poly(-t) ~ sigmoid(-t)."""
+    """Return the coefficients of g(t) = poly(-t) ~ sigmoid(-t).
+
+    Parameters
+    ----------
+    coeffs : array_like
+        The monomial coefficients of poly (the sigmoid fit).
+
+    Returns
+    -------
+    numpy.ndarray
+        g's monomial coefficients (the odd ones negated).
+    """
     c = np.array(coeffs, dtype=np.float64)
     c[1::2] *= -1
     return c
@@ -62,8 +109,25 @@ def g_coeffs(coeffs) -> np.ndarray:
 
 # ---- the schedule ------------------------------------------------------------------------------------------------
 def nesterov_schedule(iterations: int, learning_rate: float, decay: float = 0.0) -> list[tuple[float, float]]:
-    """(alpha_t, eta_t) for t < iterations: alpha_t = learning_rate / (1 + decay t); eta_t = (1 - lambda_{t+1}) /
-    lambda_{t+2} (eta_0 = 0: the first step is plain gradient ascent; then eta_t < 0, the momentum)."""
+    """Return the Nesterov schedule: (alpha_t, eta_t) for t < iterations.
+
+    alpha_t = learning_rate / (1 + decay t); eta_t = (1 - lambda_{t+1}) / lambda_{t+2} (eta_0 = 0: the first
+    step is plain gradient ascent; then eta_t < 0, the momentum).
+
+    Parameters
+    ----------
+    iterations : int
+        The iterations.
+    learning_rate : float
+        alpha_0.
+    decay : float, optional
+        The learning rate's decay (default 0).
+
+    Returns
+    -------
+    list of tuple of float
+        (alpha_t, eta_t) per iteration.
+    """
     lam = [0.0]
     for _ in range(iterations + 2):
         lam.append((1.0 + math.sqrt(1.0 + 4.0 * lam[-1] ** 2)) / 2.0)
@@ -73,17 +137,32 @@ def nesterov_schedule(iterations: int, learning_rate: float, decay: float = 0.0)
 # ---- the packing -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Packing:
-    """Layout of one batch of n samples x `features` (padded to F) in ciphertexts of `slots` slots."""
+    """Layout of one batch of n samples x `features` (padded to F) in ciphertexts of `slots` slots.
+
+    See :mod:`ember.apps.logreg`'s docstring for the layout.
+
+    Parameters
+    ----------
+    slots : int
+        S, the slots of a ciphertext.
+    features : int
+        The features per sample (bias included).
+    samples : int
+        n, the samples of a batch.
+    """
+
     slots: int
     features: int
     samples: int
 
     @property
     def F(self) -> int:
+        """F: the features padded to a power of two (the slots of a row)."""
         return 1 << max(0, (self.features - 1).bit_length())
 
     @property
     def R(self) -> int:
+        """R = S / F: the rows of a ciphertext (ValueError when F > S)."""
         if self.F > self.slots:
             raise ValueError(f"Packing: {self.features} features need {self.F} slots per row, more than {self.slots}")
         return self.slots // self.F
@@ -104,11 +183,21 @@ class Packing:
 
     @property
     def vectors(self) -> int:
-        """Slot vectors (ciphertexts) per batch: `ciphertexts` in the inner-product layout, then `lanes` in the
-        gradient layout."""
+        """Slot vectors (ciphertexts) per batch.
+
+        `ciphertexts` in the inner-product layout, then `lanes` in the gradient layout.
+        """
         return self.ciphertexts + self.lanes
 
     def rotations(self) -> list[int]:
+        """Return the rotation steps an encrypted iteration needs.
+
+        Returns
+        -------
+        list of int
+            The steps, sorted: the sums over the F columns, the replication over the row, the lanes (hoisted)
+            and the sums over the R rows.
+        """
         F, S, Q = self.F, self.slots, self.lanes
         steps = [1 << k for k in range(F.bit_length() - 1)]                    # sums over the F columns
         steps += [-(Q << k) for k in range((F // Q).bit_length() - 1)]         # replication over the row
@@ -117,7 +206,7 @@ class Packing:
         return sorted(set(steps))
 
     def _groups(self, Z: np.ndarray) -> np.ndarray:
-        """(2 C, R, F): sample i of the batch is row i mod R of group i // R (zero padding)."""
+        """Return the batch as (2 C, R, F) groups: sample i is row i mod R of group i // R (zero padding)."""
         n, f = Z.shape
         if n != self.samples or f != self.features:
             raise ValueError(f"Packing: batch of shape {Z.shape}, expected ({self.samples}, {self.features})")
@@ -127,14 +216,32 @@ class Packing:
         return full.reshape(2 * self.ciphertexts, R, F)
 
     def pack_batch(self, Z: np.ndarray) -> list[np.ndarray]:
-        """The slot vectors (complex) of the batch Z (samples x features): first the `ciphertexts` vectors of the
-        inner-product layout, then the `lanes` vectors of the gradient layout (see the module docstring).
+        """Return the slot vectors (complex) of a batch.
+
+        First the `ciphertexts` vectors of the inner-product layout, then the `lanes` vectors of the gradient
+        layout (see :mod:`ember.apps.logreg`'s docstring).
 
         Inner-product layout, ciphertext c: pair r = (row r of group 2c) + i (row r of group 2c + 1) occupies the
         F slots from r F + c (feature j at the slot = j mod F: columns < c come from the next slot row), so that
         its inner product lands in column c. Gradient layout, vector k: slot (r, j) holds feature j of the pair
         whose g the lane rotation by k brings there: pair r' of ciphertext c = (j + k) mod Q, r' = r + [j + k >= F]
-        (mod R); zero for the padding lanes c >= C."""
+        (mod R); zero for the padding lanes c >= C.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            The batch, samples x features.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            The `vectors` slot vectors.
+
+        Raises
+        ------
+        ValueError
+            Z's shape is not (samples, features).
+        """
         G = self._groups(Z)
         R, F, C, Q = self.R, self.F, self.ciphertexts, self.lanes
         pairs = np.zeros((Q, R, F), dtype=np.complex128)
@@ -156,15 +263,50 @@ class Packing:
         return out
 
     def pack_weights(self, w: np.ndarray) -> np.ndarray:
+        """Return the slot vector of weights: w padded to F, repeated in each of the R rows.
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            The `features` weights.
+
+        Returns
+        -------
+        numpy.ndarray
+            The S slots.
+        """
         row = np.zeros(self.F)
         row[: self.features] = w
         return np.tile(row, self.R)
 
     def unpack_weights(self, slots: np.ndarray) -> np.ndarray:
-        """The weights from a decrypted weight vector (the mean over the R copies)."""
+        """Return the weights of a decrypted weight vector (the mean over the R copies).
+
+        Parameters
+        ----------
+        slots : numpy.ndarray
+            The decrypted slots.
+
+        Returns
+        -------
+        numpy.ndarray
+            The `features` weights (real parts).
+        """
         return np.asarray(slots).real.reshape(self.R, self.F).mean(axis=0)[: self.features]
 
     def column_mask(self, column: int = 0) -> np.ndarray:
+        """Return the mask of one column: 1 in the slots column, column + F, column + 2F, ..., else 0.
+
+        Parameters
+        ----------
+        column : int, optional
+            The column (default 0).
+
+        Returns
+        -------
+        numpy.ndarray
+            The S slots.
+        """
         m = np.zeros(self.slots)
         m[column:: self.F] = 1.0
         return m
@@ -178,9 +320,33 @@ def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
 
 
 def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, coeffs, kappa: complex) -> Ciphertext:
-    """kappa * sum_i g(z_i . v) z_i (real, in every row) -- steps 1 to 3 of the module docstring; Zc are the
-    packing's `vectors` ciphertexts of one batch (inner-product layout, then gradient layout).
-    Four levels below v (Zc at v's level or above)."""
+    """Return kappa * sum_i g(z_i . v) z_i (real, in every row).
+
+    Steps 1 to 3 of :mod:`ember.apps.logreg`'s docstring; four levels below v (Zc at v's level or above).
+
+    Parameters
+    ----------
+    v : ember.Ciphertext
+        The weights v.
+    Zc : list of ember.Ciphertext
+        The packing's `vectors` ciphertexts of one batch (inner-product layout, then gradient layout).
+    packing : Packing
+        The layout.
+    coeffs : array_like
+        The sigmoid fit's monomial coefficients, degree 3.
+    kappa : complex
+        The factor folded into the sigmoid's coefficients.
+
+    Returns
+    -------
+    ember.Ciphertext
+        The gradient term.
+
+    Raises
+    ------
+    ValueError
+        The sigmoid is not of degree 3, or Zc has not the packing's number of vectors.
+    """
     g0, g1, _, g3 = g_coeffs(coeffs)[:4] if len(coeffs) == 4 else (None,) * 4
     if g0 is None:
         raise ValueError("encrypted_gradient: the encrypted path evaluates a degree-3 sigmoid")
@@ -209,8 +375,31 @@ def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, co
 
 def encrypted_iteration(v: Ciphertext, w: Ciphertext, Zc: list[Ciphertext], n: int, packing: Packing, coeffs,
                         alpha: float, eta: float, pack_bound: Optional[float] = None):
-    """One Nesterov iteration on ciphertexts. Returns (v_{t+1}, w_{t+1}); with pack_bound = B, the single
-    ciphertext (v_{t+1} + i w_{t+1}) / B instead, ready for bootstrapping (one level more)."""
+    """Run one Nesterov iteration on ciphertexts.
+
+    Parameters
+    ----------
+    v, w : ember.Ciphertext
+        v_t and w_t.
+    Zc : list of ember.Ciphertext
+        The batch's ciphertexts (:func:`encrypted_gradient`).
+    n : int
+        The batch's samples.
+    packing : Packing
+        The layout.
+    coeffs : array_like
+        The sigmoid fit's monomial coefficients, degree 3.
+    alpha, eta : float
+        The schedule's alpha_t and eta_t.
+    pack_bound : float, optional
+        B: return the single ciphertext (v_{t+1} + i w_{t+1}) / B instead, ready for bootstrapping (one level
+        more).
+
+    Returns
+    -------
+    tuple of ember.Ciphertext or ember.Ciphertext
+        (v_{t+1}, w_{t+1}); with `pack_bound`, the packed ciphertext.
+    """
     one_eta = 1.0 - eta
     if pack_bound is None:
         E = encrypted_gradient(v, Zc, packing, coeffs, one_eta * alpha / n)
@@ -230,8 +419,22 @@ def encrypted_iteration(v: Ciphertext, w: Ciphertext, Zc: list[Ciphertext], n: i
 
 
 def unpack_bootstrapped(c: Ciphertext, bound: float):
-    """(v, w) from a bootstrapped (v + i w) / B: v = (B/2)(c + conj c) (no level when B/2 is an integer),
-    w = (-i B / 2)(c - conj c)."""
+    """Return (v, w) from a bootstrapped (v + i w) / B.
+
+    v = (B/2)(c + conj c) (no level when B/2 is an integer), w = (-i B / 2)(c - conj c).
+
+    Parameters
+    ----------
+    c : ember.Ciphertext
+        The bootstrapped ciphertext.
+    bound : float
+        B.
+
+    Returns
+    -------
+    tuple of ember.Ciphertext
+        (v, w).
+    """
     cb = c.conjugate()
     half = bound / 2.0
     v = (c + cb) * (int(half) if float(half).is_integer() else half)
@@ -241,6 +444,24 @@ def unpack_bootstrapped(c: Ciphertext, bound: float):
 
 @dataclass
 class TrainingLog:
+    """What :func:`train_encrypted` did.
+
+    Parameters
+    ----------
+    iterations : int
+        Iterations done.
+    bootstraps : int
+        Bootstrappings done.
+    seconds : float
+        Seconds since the loop started, at the last iteration.
+    bootstrap_seconds : float
+        Seconds spent bootstrapping.
+    levels : list
+        (v's level, w's level) after each iteration.
+    iterations_per_bootstrap : int
+        Iterations one bootstrapping cycle holds at the starting level.
+    """
+
     iterations: int = 0
     bootstraps: int = 0
     seconds: float = 0.0
@@ -252,9 +473,42 @@ class TrainingLog:
 def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]], sizes: list[int], packing: Packing,
                     coeffs, schedule, weight_bound: float, progress: Optional[Callable] = None,
                     monitor: Optional[Callable] = None):
-    """The server's loop: iterations on the encrypted batches, bootstrapping (v + i w) / B when the next
-    iteration would not fit in the levels left. Returns (w_T, TrainingLog). `progress(t, log)` is called after
-    each iteration; `monitor(t, w_ct)` (a diagnostic for the data owner's plots) too."""
+    """Run the server's loop: iterations on the encrypted batches, bootstrapping when the levels run out.
+
+    When the iteration after this one would not fit in the levels left, this one outputs (v + i w) / B, which is
+    bootstrapped and unpacked (never at the last iteration).
+
+    Parameters
+    ----------
+    v, w : ember.Ciphertext
+        The initial v and w.
+    batches : list of list of ember.Ciphertext
+        Each batch's ciphertexts, used in turn.
+    sizes : list of int
+        Each batch's samples.
+    packing : Packing
+        The layout.
+    coeffs : array_like
+        The sigmoid fit's monomial coefficients, degree 3.
+    schedule : list of tuple of float
+        (alpha_t, eta_t) per iteration (:func:`nesterov_schedule`); its length is the number of iterations.
+    weight_bound : float
+        B, which keeps the bootstrapped values in [-1, 1].
+    progress : callable, optional
+        ``progress(t, log)``, called after each iteration.
+    monitor : callable, optional
+        ``monitor(t, w_ct)``, called after each iteration (a diagnostic for the data owner's plots).
+
+    Returns
+    -------
+    tuple
+        (w_T, :class:`TrainingLog`).
+
+    Raises
+    ------
+    ValueError
+        Not enough levels for an iteration (with its bootstrapping).
+    """
     log = TrainingLog(iterations_per_bootstrap=1 + (v.level - LEVELS_PER_ITERATION - 1) // LEVELS_PER_ITERATION)
     T = len(schedule)
     t0 = time.perf_counter()
@@ -288,8 +542,27 @@ def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]
 
 def training_params(log_n: int = 16, levels: int = 9, insecure: bool = False,
                     bootstrap_options: Optional[dict] = None) -> CkksParams:
-    """The training's parameters: CkksParams.bootstrappable(log_n, levels) with :data:`BOOTSTRAP_OPTIONS` (or the
-    given options); the data owner's context and the symbolic graph (:func:`helr`) both use it."""
+    """Return the training's parameters.
+
+    CkksParams.bootstrappable(log_n, levels) with :data:`BOOTSTRAP_OPTIONS` (or the given options); the data
+    owner's context and the symbolic graph (:func:`helr`) both use it.
+
+    Parameters
+    ----------
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    levels : int, optional
+        Computation levels (default 9).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    bootstrap_options : dict, optional
+        CkksParams.bootstrappable options (default :data:`BOOTSTRAP_OPTIONS`).
+
+    Returns
+    -------
+    ember.CkksParams
+        The parameters.
+    """
     opts = dict(BOOTSTRAP_OPTIONS if bootstrap_options is None else bootstrap_options)
     return CkksParams.bootstrappable(log_n=log_n, levels=levels, insecure=insecure, **opts)
 
@@ -310,12 +583,27 @@ class _Stop(Exception):
 
 
 def helr_expected(packing, momentum: bool = True) -> dict:
-    """The app's own arithmetic for one cycle of train_encrypted at these levels: the plain iterations and the one
-    that packs (v + i w) / B and bootstraps it (ember.apps.logreg's docstring: C log2 F + log2(F / Q) + log2 R
-    rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the product Z_c v, the sum
-    S^2 + 3 conj(S)^2 as one mul_sum and the cubic's product, and the Q lanes' products as one mul_sum: 2C products
-    and C + 1 product sums, 3C + 1 relinearizations where separate products took 4C + Q; C + 1 conjugations per
-    iteration and one more to unpack)."""
+    """Return the app's own arithmetic for one cycle of train_encrypted at these levels.
+
+    The plain iterations and the one that packs (v + i w) / B and bootstraps it (ember.apps.logreg's docstring:
+    C log2 F + log2(F / Q) + log2 R rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the
+    product Z_c v, the sum S^2 + 3 conj(S)^2 as one mul_sum and the cubic's product, and the Q lanes' products as
+    one mul_sum: 2C products and C + 1 product sums, 3C + 1 relinearizations where separate products took 4C + Q;
+    C + 1 conjugations per iteration and one more to unpack).
+
+    Parameters
+    ----------
+    packing : Packing
+        The layout.
+    momentum : bool, optional
+        Unused (default True).
+
+    Returns
+    -------
+    dict
+        The expected counts per iteration (rotations, hoisted rotations, rotate_many, products, product sums,
+        conjugations), the unpacking's conjugations, the bootstraps and the levels per iteration.
+    """
     F, R, C, Q = packing.F, packing.R, packing.ciphertexts, packing.lanes
     log2 = lambda x: x.bit_length() - 1  # noqa: E731
     per_rot = C * log2(F) + log2(F // Q) + log2(R)
@@ -328,8 +616,10 @@ def helr_expected(packing, momentum: bool = True) -> dict:
 
 def helr(log_n: int = 16, samples: int = HELR_SHAPE["samples"], features: int = HELR_SHAPE["features"],
          start: int = 2, insecure: bool = False, **training):
-    """HELR training as :func:`train_encrypted` runs it (the function EncryptedLogisticRegression.fit calls), one
-    bootstrapping cycle, captured symbolically (zeros for the encrypted batch and weights).
+    """Return the graph of HELR training: one bootstrapping cycle, captured symbolically.
+
+    The training as :func:`train_encrypted` runs it (the function EncryptedLogisticRegression.fit calls), zeros
+    for the encrypted batch and weights.
 
     At the default levels (9): one plain iteration, then the iteration with pack_bound, the bootstrapping of
     (v + i w) / B and unpack_bootstrapped. Parameters, sigmoid, schedule, B and rotation keys are the training's

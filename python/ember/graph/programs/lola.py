@@ -1,7 +1,8 @@
-"""The LoLa-style CNN's server program (Brutzkus, Elisha, Gilad-Bachrach, ICML'19) on the 8 x 8 digits: the slot
-layout, the plaintext model laid out for it and the encrypted forward pass -- public operations only -- and the
-graphs ``graph_of("lola-mnist")`` and ``graph_of("lola-cifar")`` (a LoLa-CIFAR-shaped network). Training, the
-float64 reference and the demo are :mod:`ember.apps.cnn`'s, whose docstring describes the layout.
+"""The LoLa-style CNN's server program (Brutzkus, Elisha, Gilad-Bachrach, ICML'19) on the 8 x 8 digits.
+
+The slot layout, the plaintext model laid out for it and the encrypted forward pass -- public operations only --
+and the graphs ``graph_of("lola-mnist")`` and ``graph_of("lola-cifar")`` (a LoLa-CIFAR-shaped network).
+Training, the float64 reference and the demo are :mod:`ember.apps.cnn`'s, whose docstring describes the layout.
 """
 from __future__ import annotations
 
@@ -31,12 +32,36 @@ PARAMS = dict(log_n=14, levels=5, log_scale=36, first_mod_bits=50, dnum=3)
 # ---- the layout --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Layout:
+    """The slot layout of the images (:mod:`ember.apps.cnn`'s docstring describes it).
+
+    Each image has a region of slots / batch slots: `replicas` blocks of BLOCK slots, each holding the `maps`
+    copies of the image (MAP_PITCH slots apart, from LEAD on).
+
+    Parameters
+    ----------
+    slots : int
+        The slots of a ciphertext.
+    batch : int, optional
+        Images per ciphertext (default 1).
+    hidden : int, optional
+        Units of the hidden dense layer (default HIDDEN), a multiple of `replicas`.
+    maps : int, optional
+        Convolution maps (default K_MAPS).
+
+    Raises
+    ------
+    ValueError
+        The maps do not fit a block, the blocks of `batch` images do not divide the slots, or `hidden` is not a
+        multiple of `replicas`.
+    """
+
     slots: int
     batch: int = 1   # images per ciphertext
     hidden: int = HIDDEN
     maps: int = K_MAPS
 
     def __post_init__(self):
+        """Check that the layout fits (see the class's Raises)."""
         if self.maps * MAP_PITCH + LEAD > BLOCK:
             raise ValueError(f"Layout: {self.maps} maps do not fit a {BLOCK}-slot block")
         if self.slots % (self.batch * BLOCK) or self.batch < 1:
@@ -45,24 +70,49 @@ class Layout:
             raise ValueError(f"Layout: {self.hidden} hidden units are not a multiple of {self.replicas} replicas")
 
     @property
-    def region(self) -> int:      # slots per image
+    def region(self) -> int:
+        """Slots per image."""
         return self.slots // self.batch
 
     @property
-    def replicas(self) -> int:    # blocks per image
+    def replicas(self) -> int:
+        """Blocks per image."""
         return self.region // BLOCK
 
     @property
-    def passes(self) -> int:      # dense-1 passes (rows per pass = replicas)
+    def passes(self) -> int:
+        """Passes of the first dense layer (rows per pass = replicas)."""
         return self.hidden // self.replicas
 
     def conv_positions(self):
-        """Block position of (map k, output y, x)."""
+        """Return the block position of (map k, output y, x).
+
+        Returns
+        -------
+        numpy.ndarray
+            Integer positions, shape (maps, 6, 6).
+        """
         k, yy, xx = np.meshgrid(np.arange(self.maps), np.arange(OUT), np.arange(OUT), indexing="ij")
         return LEAD + MAP_PITCH * k + 8 * yy + xx
 
     def encode_images(self, X) -> np.ndarray:
-        """The client's slot vector for up to `batch` images (n, 64), pixels already scaled."""
+        """Return the client's slot vector for up to `batch` images.
+
+        Parameters
+        ----------
+        X : array_like
+            The images, (n, 64), pixels already scaled.
+
+        Returns
+        -------
+        numpy.ndarray
+            The slots.
+
+        Raises
+        ------
+        ValueError
+            More than `batch` images.
+        """
         X = np.asarray(X, dtype=np.float64)
         if len(X) > self.batch:
             raise ValueError(f"Layout: {len(X)} images for a batch of {self.batch}")
@@ -72,10 +122,37 @@ class Layout:
         return v.reshape(-1)
 
     def decode_logits(self, slots, n: Optional[int] = None) -> np.ndarray:
+        """Return the logits of the images from decrypted slots.
+
+        Parameters
+        ----------
+        slots : array_like
+            The decrypted slots.
+        n : int, optional
+            The images to keep (default: all `batch`).
+
+        Returns
+        -------
+        numpy.ndarray
+            (images, CLASSES) real parts.
+        """
         out = np.asarray(slots).real.reshape(self.batch, self.region)[:, :CLASSES]
         return out if n is None else out[:n]
 
     def rotations(self, baby: int = 1) -> list[int]:
+        """Return the rotation steps the encrypted forward pass needs.
+
+        Parameters
+        ----------
+        baby : int, optional
+            The baby steps of the first dense layer (default 1: none).
+
+        Returns
+        -------
+        list of int
+            The steps, sorted: the kernel offsets, the baby steps, the giant steps within a block and the
+            replicas' sums.
+        """
         steps = set(OFFSETS) - {0}
         steps |= set(range(1, baby))
         s = baby
@@ -91,7 +168,20 @@ class Layout:
 
 # ---- the server's model: plaintext weights laid out for the slots ------------------------------------------------
 class EncryptedModel:
-    """The trained weights as slot vectors for one layout (the server holds the model in the clear)."""
+    """The trained weights as slot vectors for one layout (the server holds the model in the clear).
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The context the plaintexts are encoded with.
+    model : dict
+        The weights: wc (maps, 9), bc (maps), w1 (hidden, maps * 36), b1 (hidden), w2 (CLASSES, hidden),
+        b2 (CLASSES).
+    layout : Layout
+        The slot layout.
+    baby : int, optional
+        The baby steps of the first dense layer (default 1).
+    """
 
     def __init__(self, ctx: Context, model: dict, layout: Layout, baby: int = 1):
         self.ctx, self.layout, self.baby = ctx, layout, baby
@@ -130,7 +220,24 @@ class EncryptedModel:
         self._plain = {}
 
     def plaintext(self, key, vec, level: int):
-        """vec encoded at `level` on the scale q_level (a product with it, rescaled, keeps the ciphertext's scale)."""
+        """Return vec encoded at `level` on the scale q_level, cached by (key, level).
+
+        A product with it, rescaled, keeps the ciphertext's scale.
+
+        Parameters
+        ----------
+        key : hashable
+            The cache key of the vector.
+        vec : numpy.ndarray
+            The slot vector.
+        level : int
+            The level.
+
+        Returns
+        -------
+        ember.Plaintext
+            The plaintext.
+        """
         k = (key, level)
         if k not in self._plain:
             q = float(self.ctx.params.q_primes[level])
@@ -145,7 +252,20 @@ def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
 
 
 def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
-    """Logits of the images packed in x (slot b S/B + c); public operations only."""
+    """Return the logits of the images packed in x (slot b S/B + c); public operations only.
+
+    Parameters
+    ----------
+    m : EncryptedModel
+        The model.
+    x : ember.Ciphertext
+        The images, encoded by :meth:`Layout.encode_images`.
+
+    Returns
+    -------
+    ember.Ciphertext
+        The logits (:meth:`Layout.decode_logits`).
+    """
     L = m.layout
     # convolution: the 9 shifted inputs by one hoisted rotate_many, plaintext weights
     shifted = [x] + x.rotate_many(OFFSETS[1:])
@@ -185,17 +305,18 @@ def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
 
 # ---- the programs as graphs ---------------------------------------------------------------------------------------
 def lola_mnist(log_n: int = 14, insecure: bool = False, seed: int = 0):
-    """The encrypted forward pass (:func:`encrypted_forward`) of one image with random weights of the trained
-    shapes, captured symbolically at :data:`PARAMS` with `log_n`.
+    """Return the graph of the encrypted forward pass of one image (:func:`encrypted_forward`).
+
+    Random weights of the trained shapes, captured symbolically at :data:`PARAMS` with `log_n`.
 
     Parameters
     ----------
-    log_n : int
-        log2 of the ring degree (14: the 128-bit parameters; smaller rings need insecure=True).
-    insecure : bool
-        Allow parameters above the 128-bit bound.
-    seed : int
-        Seed of the random weights.
+    log_n : int, optional
+        log2 of the ring degree (default 14: the 128-bit parameters; smaller rings need insecure=True).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    seed : int, optional
+        Seed of the random weights (default 0).
 
     Returns
     -------
@@ -224,19 +345,20 @@ LOLA_CIFAR = dict(channels=3, kernel=8, maps=83, hidden=163, classes=10)
 
 
 def lola_cifar(log_n: int = 16, insecure: bool = False, seed: int = 0):
-    """A LoLa-CIFAR-shaped network, one image (conv 8x8 stride 2 over 3 channels -> 83 maps, square, dense -> 163
-    units, square, dense -> 10; the input in convolution representation): conv as 3 * 64 hoisted kernel rotations with
-    one plaintext product each per map group, square, dense layers as stacked passes (rotate-and-sum over the
-    block), square, dense.
+    """Return the graph of a LoLa-CIFAR-shaped network, one image, random weights.
+
+    conv 8x8 stride 2 over 3 channels -> 83 maps, square, dense -> 163 units, square, dense -> 10; the input in
+    convolution representation: conv as 3 * 64 hoisted kernel rotations with one plaintext product each per map
+    group, square, dense layers as stacked passes (rotate-and-sum over the block), square, dense.
 
     Parameters
     ----------
-    log_n : int
+    log_n : int, optional
         log2 of the ring degree (16 by default).
-    insecure : bool
-        Allow parameters above the 128-bit bound.
-    seed : int
-        Seed of the random weights.
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    seed : int, optional
+        Seed of the random weights (default 0).
 
     Returns
     -------

@@ -1,7 +1,8 @@
-"""A toy logistic-regression step followed by bootstrapping, ``graph_of("lr-toy")``: one ciphertext, a naive
-packing (samples x features in the slots), inner products by rotate-and-add, a degree-3 sigmoid, the gradient
-summed over the samples, the weight update, then one bootstrapping of the weights. It came first, as a small
-program for the scheduler; HELR training as the application runs it is ``graph_of("helr")``
+"""A toy logistic-regression step followed by bootstrapping, ``graph_of("lr-toy")``.
+
+One ciphertext, a naive packing (samples x features in the slots), inner products by rotate-and-add, a degree-3
+sigmoid, the gradient summed over the samples, the weight update, then one bootstrapping of the weights. It came
+first, as a small program for the scheduler; HELR training as the application runs it is ``graph_of("helr")``
 (ember.graph.programs.logreg).
 """
 from __future__ import annotations
@@ -12,21 +13,22 @@ from ..symbolic import capture_program
 
 def lr_toy_graph(log_n: int = 16, levels: int = 9, features: int = 256, symbolic: bool = True,
                  insecure: bool = False):
-    """One toy logistic-regression iteration on a batch packed as samples x features in the slots, then
-    bootstrapping the weights (module docstring).
+    """Return the graph of one toy logistic-regression iteration, then bootstrapping the weights.
+
+    The batch is packed as samples x features in the slots (module docstring).
 
     Parameters
     ----------
-    log_n : int
-        log2 of the ring degree (bootstrappable parameters fit the 128-bit bound from 16 on).
-    levels : int
-        Computation levels left after the bootstrapping.
-    features : int
-        Features per sample, a power of two (the rotate-and-add of the inner products).
-    symbolic : bool
-        Capture on a SymbolicContext (no keys, no arithmetic) or run it for real.
-    insecure : bool
-        Allow parameters above the 128-bit bound.
+    log_n : int, optional
+        log2 of the ring degree (default 16; bootstrappable parameters fit the 128-bit bound from 16 on).
+    levels : int, optional
+        Computation levels left after the bootstrapping (default 9).
+    features : int, optional
+        Features per sample, a power of two (the rotate-and-add of the inner products; default 256).
+    symbolic : bool, optional
+        Capture on a SymbolicContext (no keys, no arithmetic; the default) or run it for real.
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
 
     Returns
     -------

@@ -1,5 +1,7 @@
-"""ResNet-20's building blocks (Lee et al., ICML'22 layout) -- the multiplexed convolution, the composite ReLU,
-the basic residual block -- and the symbolic graph of the whole network, ``graph_of("resnet20")``.
+"""ResNet-20's building blocks (Lee et al., ICML'22 layout) and the symbolic graph of the whole network.
+
+The blocks: the multiplexed convolution, the composite ReLU, the basic residual block; the graph:
+``graph_of("resnet20")``.
 
 The ONE implementation of the convolution (:func:`conv`), the composite ReLU (:func:`relu`) and the basic
 residual block (:func:`residual_block`): :func:`resnet20_program` runs them symbolically (random slot vectors,
@@ -51,11 +53,19 @@ BLOCK_BOOTSTRAP_OPTIONS: dict = {"arcsin": False}
 
 # ---- the composite ReLU --------------------------------------------------------------------------------------------
 def relu_coefficients() -> list[np.ndarray]:
-    """Chebyshev coefficients on [-1, 1] of the three stages of the composite sign: the interpolants of
-    tanh(k x) / tanh(k) (k = RELU_SHARPNESS, degrees RELU_DEGREES), each divided by its own maximum on [-1, 1]
-    so that every stage maps [-1, 1] into [-1, 1] (an interpolant overshoots 1 by up to 4 %, and the next stage,
-    evaluated outside [-1, 1], would blow up). The sharpness (4, 8, 6) minimises the ReLU's error on a grid of
-    choices: max |x (1 + sign x) / 2 - max(x, 0)| = 9.1e-4 on [-1, 1] (tests/python/test_apps.py)."""
+    """Return the Chebyshev coefficients on [-1, 1] of the three stages of the composite sign.
+
+    The interpolants of tanh(k x) / tanh(k) (k = RELU_SHARPNESS, degrees RELU_DEGREES), each divided by its own
+    maximum on [-1, 1] so that every stage maps [-1, 1] into [-1, 1] (an interpolant overshoots 1 by up to 4 %,
+    and the next stage, evaluated outside [-1, 1], would blow up). The sharpness (4, 8, 6) minimises the ReLU's
+    error on a grid of choices: max |x (1 + sign x) / 2 - max(x, 0)| = 9.1e-4 on [-1, 1]
+    (tests/python/test_apps.py).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The three stages' coefficients.
+    """
     z = np.linspace(-1.0, 1.0, 20001)
     out = []
     for d, k in zip(RELU_DEGREES, RELU_SHARPNESS):
@@ -65,12 +75,29 @@ def relu_coefficients() -> list[np.ndarray]:
 
 
 def relu_depth() -> int:
-    """Levels the composite ReLU takes: the three Chebyshev stages and the product with x."""
+    """Return the levels the composite ReLU takes: the three Chebyshev stages and the product with x.
+
+    Returns
+    -------
+    int
+        The depth.
+    """
     return sum(chebyshev_depth(c) for c in relu_coefficients()) + 1
 
 
 def relu_stages(coeffs):
-    """The stages as evaluated: the last one's coefficients halved and 1/2 added to T0 ((1 + sign) / 2)."""
+    """Return the stages as evaluated: the last one's coefficients halved and 1/2 added to T0 ((1 + sign) / 2).
+
+    Parameters
+    ----------
+    coeffs : list of array_like
+        The stages' Chebyshev coefficients (:func:`relu_coefficients`).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The stages' coefficients, copied.
+    """
     out = [np.asarray(c, dtype=np.float64) for c in coeffs]
     out[-1] = out[-1] * 0.5
     out[-1][0] += 0.5
@@ -78,8 +105,20 @@ def relu_stages(coeffs):
 
 
 def relu(x, coeffs):
-    """x (1 + sign x) / 2 on a ciphertext (or a value with a ``chebyshev(c)`` method of its own, such as
-    ember.apps.resnet.PlainVector): the composite, then one product with x."""
+    """Return x (1 + sign x) / 2: the composite sign, then one product with x.
+
+    Parameters
+    ----------
+    x : ember.Ciphertext
+        The input, or a value with a ``chebyshev(c)`` method of its own, such as ember.apps.resnet.PlainVector.
+    coeffs : list of array_like
+        The stages' Chebyshev coefficients (:func:`relu_coefficients`).
+
+    Returns
+    -------
+    ember.Ciphertext
+        The ReLU (of the type of `x`).
+    """
     s = x
     for c in relu_stages(coeffs):
         s = s.chebyshev(c) if hasattr(s, "chebyshev") else evaluate_chebyshev(s, c)
@@ -89,19 +128,64 @@ def relu(x, coeffs):
 
 # ---- the convolution and the block ---------------------------------------------------------------------------------
 def channel_shift(i: int, gap: int, grid: int = GRID) -> int:
-    """Slot shift of channel i in the multiplexed grid with gap `gap` (gap^2 channels per grid)."""
+    """Return the slot shift of channel i in the multiplexed grid with gap `gap` (gap^2 channels per grid).
+
+    Parameters
+    ----------
+    i : int
+        The channel.
+    gap : int
+        The gap.
+    grid : int, optional
+        The grid's side (default GRID).
+
+    Returns
+    -------
+    int
+        The shift.
+    """
     per = gap * gap
     return (i // per) * grid * grid + ((i % per) // gap) * grid + (i % gap)
 
 
 def kernel_offsets(kernel: int, gap: int, grid: int = GRID) -> list[tuple[int, int, int]]:
-    """(dy, dx, slot offset) of a kernel x kernel convolution, dy-major."""
+    """Return (dy, dx, slot offset) of each offset of a kernel x kernel convolution, dy-major.
+
+    Parameters
+    ----------
+    kernel : int
+        The kernel's side.
+    gap : int
+        The gap of the multiplexed grid.
+    grid : int, optional
+        The grid's side (default GRID).
+
+    Returns
+    -------
+    list of tuple of int
+        The offsets.
+    """
     r = kernel // 2
     return [(dy - r, dx - r, ((dy - r) * grid + (dx - r)) * gap) for dy in range(kernel) for dx in range(kernel)]
 
 
 def block_rotations(channels: int, gap: int = 1, grid: int = GRID) -> list[int]:
-    """The rotation keys one basic block needs: 8 kernel offsets and channels - 1 channel shifts."""
+    """Return the rotation keys one basic block needs: 8 kernel offsets and channels - 1 channel shifts.
+
+    Parameters
+    ----------
+    channels : int
+        The block's channels.
+    gap : int, optional
+        The gap of the multiplexed grid (default 1).
+    grid : int, optional
+        The grid's side (default GRID).
+
+    Returns
+    -------
+    list of int
+        The rotation steps, sorted, without 0.
+    """
     steps = {o for _, _, o in kernel_offsets(3, gap, grid)} | {channel_shift(i, gap, grid) for i in range(channels)}
     steps.discard(0)
     return sorted(steps)
@@ -109,9 +193,36 @@ def block_rotations(channels: int, gap: int = 1, grid: int = GRID) -> list[int]:
 
 def conv(ctx, x, channels: int, gap: int, weights: Callable[[int, int], np.ndarray], bias, kernel: int = 3,
          scale: Optional[float] = None, grid: int = GRID):
-    """The multiplexed convolution (module docstring): weights(i, k) is the slot vector of channel diagonal i
-    and kernel offset k (kernel_offsets' order), bias a slot vector. One level. With `scale`, the plaintexts'
-    scales bring the output to that scale (to add it to another branch)."""
+    """Return the multiplexed convolution of x (module docstring); one level.
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The context (or ember.apps.resnet.PlainContext).
+    x : ember.Ciphertext
+        The input.
+    channels : int
+        The channel diagonals.
+    gap : int
+        The gap of the multiplexed grid.
+    weights : callable
+        ``weights(i, k)``: the slot vector of channel diagonal i and kernel offset k (:func:`kernel_offsets`'
+        order).
+    bias : array_like
+        A slot vector.
+    kernel : int, optional
+        The kernel's side (default 3).
+    scale : float, optional
+        The output's scale: the plaintexts' scales bring it there (to add it to another branch); default the
+        input's.
+    grid : int, optional
+        The grid's side (default GRID).
+
+    Returns
+    -------
+    ember.Ciphertext
+        The convolution plus the bias.
+    """
     offsets = [o for _, _, o in kernel_offsets(kernel, gap, grid)]
     nz = [o for o in offsets if o != 0]
     shifted = dict(zip(nz, x.rotate_many(nz))) if nz else {}
@@ -137,10 +248,37 @@ def _no_clock(name):
 
 def residual_block(ctx, x, channels: int, gap_in: int, gap: int, conv1, conv2, coeffs, projection=None,
                    grid: int = GRID, clock=_no_clock):
-    """ResNet-20's basic block: conv 3x3 -> bootstrap -> ReLU -> conv 3x3 -> + shortcut -> bootstrap -> ReLU.
-    conv1, conv2, projection: (weights, bias) of :func:`conv`; projection=None is the identity shortcut (x
-    brought to the branch's level and scale by a product with ones), otherwise a 1x1 projection. clock(name)
-    is a context manager timing the stages conv, bootstrap, relu."""
+    """Return ResNet-20's basic block of x.
+
+    conv 3x3 -> bootstrap -> ReLU -> conv 3x3 -> + shortcut -> bootstrap -> ReLU.
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The context (or ember.apps.resnet.PlainContext).
+    x : ember.Ciphertext
+        The input.
+    channels : int
+        The channel diagonals of the convolutions.
+    gap_in, gap : int
+        The gaps of the input's grid and of the block's.
+    conv1, conv2 : tuple
+        (weights, bias) of :func:`conv`.
+    coeffs : list of array_like
+        The ReLU's stages (:func:`relu_coefficients`).
+    projection : tuple, optional
+        (weights, bias) of a 1x1 projection shortcut; None (default): the identity shortcut (x brought to the
+        branch's level and scale by a product with ones).
+    grid : int, optional
+        The grid's side (default GRID).
+    clock : callable, optional
+        ``clock(name)``: a context manager timing the stages conv, bootstrap, relu (default: none).
+
+    Returns
+    -------
+    ember.Ciphertext
+        The block's output.
+    """
     with clock("conv"):
         h = conv(ctx, x, channels, gap_in, *conv1, grid=grid)
     with clock("bootstrap"):
@@ -172,11 +310,24 @@ RESNET_BLOCKS = 3
 
 
 def _random_conv(rng, slots: int):
-    """(weights, bias) of :func:`conv` with random slot vectors (the symbolic run: values meaningless)."""
+    """Return (weights, bias) of :func:`conv` with random slot vectors (the symbolic run: values meaningless)."""
     return (lambda i, k: rng.normal(0.0, 0.1, slots)), rng.normal(0.0, 0.1, slots)
 
 
 def resnet20_rotations(stages=RESNET_STAGES) -> list[int]:
+    """Return the rotation keys ResNet-20 needs.
+
+    Parameters
+    ----------
+    stages : sequence of int, optional
+        Channels per stage (default RESNET_STAGES).
+
+    Returns
+    -------
+    list of int
+        The steps, sorted, without 0: the kernel offsets and channel shifts of every stage's gaps, the average
+        pool's and the dense layer's.
+    """
     steps = set()
     for s, c in enumerate(stages):
         for gap in {1 << s, 1 << max(0, s - 1)}:
@@ -188,7 +339,22 @@ def resnet20_rotations(stages=RESNET_STAGES) -> list[int]:
 
 
 def resnet20_program(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, seed: int = 0):
-    """program(ctx, keys) -> logits ciphertext: ResNet-20 (module docstring) with random weights."""
+    """Return ``program(ctx, keys) -> logits ciphertext``: ResNet-20 (module docstring) with random weights.
+
+    Parameters
+    ----------
+    stages : sequence of int, optional
+        Channels per stage (default RESNET_STAGES).
+    blocks : int, optional
+        Basic blocks per stage (default RESNET_BLOCKS).
+    seed : int, optional
+        Seed of the random weights (default 0).
+
+    Returns
+    -------
+    callable
+        The program.
+    """
     def program(ctx, keys):
         rng = np.random.default_rng(seed)
         coeffs = relu_coefficients()
@@ -215,7 +381,20 @@ def resnet20_program(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, seed: in
 
 
 def resnet20_expected(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS) -> dict:
-    """The structure's own arithmetic: convolutions, bootstraps, ReLUs, plaintext products and rotations."""
+    """Return the structure's own arithmetic: convolutions, bootstraps, ReLUs, plaintext products and rotations.
+
+    Parameters
+    ----------
+    stages : sequence of int, optional
+        Channels per stage (default RESNET_STAGES).
+    blocks : int, optional
+        Basic blocks per stage (default RESNET_BLOCKS).
+
+    Returns
+    -------
+    dict
+        The expected counts.
+    """
     convs = [(stages[0], 3)]
     for s, c in enumerate(stages):
         for b in range(blocks):
@@ -230,23 +409,27 @@ def resnet20_expected(stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS) -> dict
 
 def resnet20(log_n: int = 16, levels: int = 15, log_scale: int = 40, insecure: bool = False, seed: int = 0,
              stages=RESNET_STAGES, blocks: int = RESNET_BLOCKS, bootstrap_options: Optional[dict] = None):
-    """The symbolic graph of ResNet-20 at CkksParams.bootstrappable(log_n, levels, log_scale, **bootstrap_options),
-    by default the options of the block that runs for real (resnet.BLOCK_BOOTSTRAP_OPTIONS: no arcsine, which
-    leaves room for dnum = 6 keys; with the arcsine these levels fit the 128-bit bound only at dnum = 33, whose
-    keys do not fit this machine's memory).
+    """Return the symbolic graph of ResNet-20 (random weights).
+
+    At CkksParams.bootstrappable(log_n, levels, log_scale, **bootstrap_options), by default the options of the
+    block that runs for real (resnet.BLOCK_BOOTSTRAP_OPTIONS: no arcsine, which leaves room for dnum = 6 keys;
+    with the arcsine these levels fit the 128-bit bound only at dnum = 33, whose keys do not fit this machine's
+    memory).
 
     Parameters
     ----------
-    log_n : int
-        log2 of the ring degree (16: 128-bit bootstrappable parameters).
-    levels, log_scale : int
-        Computation levels and the scale's log2 of the bootstrappable parameters.
-    insecure : bool
-        Allow parameters above the 128-bit bound.
-    seed : int
-        Seed of the random weights.
-    stages, blocks
-        Channels per stage and basic blocks per stage.
+    log_n : int, optional
+        log2 of the ring degree (default 16: 128-bit bootstrappable parameters).
+    levels, log_scale : int, optional
+        Computation levels and the scale's log2 of the bootstrappable parameters (default 15 and 40).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    seed : int, optional
+        Seed of the random weights (default 0).
+    stages : sequence of int, optional
+        Channels per stage (default RESNET_STAGES).
+    blocks : int, optional
+        Basic blocks per stage (default RESNET_BLOCKS).
     bootstrap_options : dict, optional
         CkksParams.bootstrappable options (default :data:`BLOCK_BOOTSTRAP_OPTIONS`).
 
