@@ -145,6 +145,25 @@ def test_simulate_with_measured_costs():
     assert 80 < r.makespan <= 160 + sum(HEFT_E.values())
 
 
+def test_simulate_refuses_costs_that_would_retime_silently_wrong():
+    """simulate() with measured costs: a missing task, a short row, a negative or NaN cost, or inf on the device
+    the task is placed on are errors (before: KeyError, or a makespan computed from them)."""
+    import math
+    s = sched.heft(HEFT_W, HEFT_E, ONES)
+    t0 = next(iter(HEFT_W))
+    placed = s.device[t0]
+    cases = [({t: c for t, c in HEFT_W.items() if t != t0}, "no entry"),
+             ({**HEFT_W, t0: HEFT_W[t0][:-1]}, "entries for"),
+             ({**HEFT_W, t0: [-1.0] * len(HEFT_W[t0])}, ">= 0"),
+             ({**HEFT_W, t0: [math.nan] * len(HEFT_W[t0])}, ">= 0"),
+             ({**HEFT_W, t0: [math.inf if d == placed else 1.0 for d in range(len(HEFT_W[t0]))]}, "placed")]
+    for cost, message in cases:
+        with pytest.raises(ValueError, match=message):
+            sched.simulate(s, cost)
+    other = [math.inf if d != placed else 3.0 for d in range(len(HEFT_W[t0]))]  # inf elsewhere is fine
+    sched.simulate(s, {**HEFT_W, t0: other}).validate()
+
+
 @pytest.mark.parametrize("cost, edges, bw, message", [
     ({1: [1, 2], 2: [1, 1]}, {(1, 2): 1, (2, 1): 1}, [[0, 1], [1, 0]], "cycle"),
     ({1: [1, 2]}, {(1, 1): 1}, [[0, 1], [1, 0]], "self-loop"),

@@ -306,3 +306,18 @@ def test_embedded_profile_is_the_reference_calibration(tmp_path, monkeypatch):
     assert cal.note("cpu").endswith(f"profile: calibrated ({tmp_path / 'mine.json'})")
     for op in ("mul", "rotate", "add"):
         assert cal.seconds("cpu", op, 2) == pytest.approx(emb.seconds("cpu", op, 2) / 2, rel=1e-9)
+
+
+def test_dask_workers_keeps_a_given_latency_beside_a_measured_bandwidth():
+    """dask_workers(k, latency=x) with the bandwidth measured: x is used and the notes say so (before, x was
+    silently replaced by the measured latency); with both given, both are used; with neither, both are measured."""
+    from ember.sched import platform as P
+    given = P.dask_workers(2, latency=5e-3)
+    assert given.latency[0][1] == given.latency[1][0] == 5e-3 and given.latency[0][0] == 0.0
+    assert given.bandwidth[0][1] > 0 and any("as given" in n for n in given.notes)
+    both = P.dask_workers(3, bandwidth=1e9, latency=1e-4)
+    assert both.bandwidth[0][2] == 1e9 and both.latency[2][1] == 1e-4 and not both.notes
+    fixed = P.dask_workers(2, bandwidth=1e9)
+    assert fixed.latency[0][1] == 0.0
+    measured = P.dask_workers(2)
+    assert measured.latency[0][1] > 0 and not any("as given" in n for n in measured.notes)

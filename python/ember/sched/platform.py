@@ -314,7 +314,7 @@ def this_machine(threads: int = 2) -> Platform:
                     [f"this machine's CPU at {threads} thread(s), timed by `ember profile` (cpu-{threads}t)"])
 
 
-def dask_workers(k: int, bandwidth: Optional[float] = None, latency: float = 0.0) -> Platform:
+def dask_workers(k: int, bandwidth: Optional[float] = None, latency: Optional[float] = None) -> Platform:
     """Return K Dask workers (one thread each, timed by the device model cpu-1t), linked all to all.
 
     Parameters
@@ -324,7 +324,8 @@ def dask_workers(k: int, bandwidth: Optional[float] = None, latency: float = 0.0
     bandwidth : float, optional
         Bytes per second between two workers (default: measured by :func:`measure_bandwidth`).
     latency : float, optional
-        Seconds per transfer (default 0); ignored when the bandwidth is measured, which measures the latency too.
+        Seconds per transfer. Default: 0 with a given bandwidth, the measured latency when the bandwidth is
+        measured (a latency given here is kept then, and the platform's notes say so).
 
     Returns
     -------
@@ -340,9 +341,15 @@ def dask_workers(k: int, bandwidth: Optional[float] = None, latency: float = 0.0
         raise ValueError(f"dask platform: K must be >= 1, got {k}")
     notes = []
     if bandwidth is None:
-        bandwidth, latency = measure_bandwidth()
-        notes.append(f"bandwidth {bandwidth / GB:.3f} GB/s and latency {latency * 1e6:.0f} us measured between two "
+        bandwidth, measured = measure_bandwidth()
+        notes.append(f"bandwidth {bandwidth / GB:.3f} GB/s and latency {measured * 1e6:.0f} us measured between two "
                      f"local processes with ciphertext-sized messages")
+        if latency is None:
+            latency = measured
+        else:
+            notes.append(f"latency {latency * 1e6:.0f} us as given (not the measured one)")
+    elif latency is None:
+        latency = 0.0
     devs = [Device(f"worker{i}", "worker", "cpu-1t") for i in range(k)]
     B = [[0.0 if i == j else float(bandwidth) for j in range(k)] for i in range(k)]
     L = [[0.0 if i == j else float(latency) for j in range(k)] for i in range(k)]

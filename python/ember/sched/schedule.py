@@ -347,6 +347,41 @@ def _dec_num(x) -> float:
     return math.inf if x is None else float(x)
 
 
+def _checked_cost_row(cost, task, p: int, placed: int) -> list:
+    """Return ``cost[task]`` as floats, refusing what would re-time the schedule silently wrong.
+
+    Parameters
+    ----------
+    cost : dict
+        ``{task: [seconds per device]}``.
+    task : hashable
+        The task.
+    p : int
+        Devices of the problem.
+    placed : int
+        The device index the schedule placed the task on.
+
+    Returns
+    -------
+    list of float
+        The row.
+    """
+    if task not in cost:
+        raise ValueError(f"cost has no entry for task {task!r}: simulate() needs every task of the schedule")
+    try:
+        row = [float(x) for x in cost[task]]
+    except (TypeError, ValueError):
+        raise ValueError(f"cost[{task!r}] must be a list of seconds per device, got {cost[task]!r}") from None
+    if len(row) != p:
+        raise ValueError(f"cost[{task!r}] has {len(row)} entries for {p} devices")
+    for d, x in enumerate(row):
+        if math.isnan(x) or x < 0:
+            raise ValueError(f"cost[{task!r}][{d}] = {x}: costs must be >= 0")
+    if math.isinf(row[placed]):
+        raise ValueError(f"cost[{task!r}] is inf on device {placed}, where the schedule placed the task")
+    return row
+
+
 def simulate(schedule: Schedule, cost=None) -> Schedule:
     """Re-time a schedule with other costs.
 
@@ -359,7 +394,8 @@ def simulate(schedule: Schedule, cost=None) -> Schedule:
     schedule : Schedule
         A schedule without copies (duplicated tasks).
     cost : dict, optional
-        ``{task: [seconds on device 0, 1, ...]}`` for every task of the problem (not validated); default the
+        ``{task: [seconds on device 0, 1, ...]}`` for every task of the problem, one entry per device, each
+        >= 0 (``math.inf``: cannot run there, but not on the device the task is placed on); default the
         schedule's own costs.
 
     Returns
@@ -370,13 +406,14 @@ def simulate(schedule: Schedule, cost=None) -> Schedule:
     Raises
     ------
     ValueError
-        The schedule has copies, or its device order contradicts the task graph.
+        The schedule has copies, its device order contradicts the task graph, or `cost` lacks a task, has a row
+        of the wrong length, a negative or NaN entry, or an infinite one on the task's own device.
     """
     pr = schedule.problem
     if schedule.copies:
         raise ValueError("simulate() re-times placements without duplicated tasks; this schedule has copies "
                          "(schedule it again without duplication)")
-    w = pr.w if cost is None else [[float(x) for x in cost[t]] for t in pr.tasks]
+    w = pr.w if cost is None else [_checked_cost_row(cost, t, pr.p, schedule.device[t]) for t in pr.tasks]
     per: dict[int, list[int]] = {}
     for i in sorted(range(len(pr.tasks)), key=lambda i: schedule.start[pr.tasks[i]]):
         per.setdefault(schedule.device[pr.tasks[i]], []).append(i)
