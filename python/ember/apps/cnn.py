@@ -163,33 +163,33 @@ class EncryptedCNNClassifier(_ClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    epochs : int
+    epochs : int, default=60
         Passes of Adam over the training set.
-    hidden : int
+    hidden : int, default=32
         Units of the hidden dense layer (a multiple of the layout's replicas per image).
-    maps : int
+    maps : int, default=7
         Convolution maps (at most 7 fit a 512-slot block).
-    learning_rate : float
+    learning_rate : float, default=3e-3
         Adam's step.
-    batch_size : int
+    batch_size : int, default=32
         Samples per Adam step.
-    weight_decay : float
+    weight_decay : float, default=1e-4
         L2 penalty of the weights.
-    input_scale : float
+    input_scale : float, default=16.0
         The features are divided by it (16: the digits' pixels, 0..16).
-    random_state : int
+    random_state : int, default=0
         Seed of the initial weights and the sample order.
-    log_n : int
+    log_n : int, default=14
         log2 of the ring degree of the encrypted inference (14: 128-bit; smaller rings need insecure=True).
-    dnum : int
+    dnum : int, default=3
         Digits of the key switching.
-    images_per_ciphertext : int
+    images_per_ciphertext : int, default=1
         Images packed in one ciphertext (a power of two dividing N / 1024).
     baby_steps : int, optional
         Baby steps of the dense layer's rotations (default: 16 when the layer takes more than 4 passes, else 1).
-    threads : int
+    threads : int, default=2
         Threads of the context.
-    insecure : bool
+    insecure : bool, default=False
         Allow parameters above the 128-bit security bound (small rings, for tests).
 
     Attributes

@@ -10,8 +10,23 @@ import numpy as np
 
 
 def sklearn(module: str = "datasets"):
-    """scikit-learn's submodule `module` (the applications' data sets and reference models); a missing
-    scikit-learn raises ModuleNotFoundError saying how to install it."""
+    """Return scikit-learn's submodule `module` (the applications' data sets and reference models).
+
+    Parameters
+    ----------
+    module : str, optional
+        The submodule's name (default "datasets").
+
+    Returns
+    -------
+    module
+        ``sklearn.<module>``.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If scikit-learn is missing (saying how to install it), or has no such submodule.
+    """
     import importlib
     import importlib.util
     try:
@@ -26,7 +41,7 @@ def sklearn(module: str = "datasets"):
 
 
 def estimator_bases():
-    """The bases of the applications' estimators.
+    """Return the bases of the applications' estimators.
 
     Returns
     -------
@@ -48,14 +63,35 @@ def estimator_bases():
 
 
 def breast_cancer():
-    """(X, y) with X 569 x 30 float64, y in {0, 1} (1 = benign)."""
+    """Return the Wisconsin diagnostic breast-cancer data set (scikit-learn's bundled copy).
+
+    Returns
+    -------
+    X : numpy.ndarray
+        569 x 30, float64.
+    y : numpy.ndarray
+        int64 in {0, 1} (1 = benign).
+    """
     X, y = sklearn().load_breast_cancer(return_X_y=True)
     return X.astype(np.float64), y.astype(np.int64)
 
 
 def digits(classes=None):
-    """(X, y) of the 8 x 8 digits (pixels 0..16). With classes=(a, b): only those two, y = 1 for b (HELR's
-    MNIST 3 vs 8 task on the small digits)."""
+    """Return the 8 x 8 digits (scikit-learn's bundled copy), or two of their classes.
+
+    Parameters
+    ----------
+    classes : tuple of int, optional
+        ``(a, b)``: keep only those two digits, with y = 1 for b (HELR's MNIST 3 vs 8 task on the small
+        digits). None (the default): all ten.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        The images, one row of 64 pixels (0..16) each, float64.
+    y : numpy.ndarray
+        int64: the digit, or 0 / 1 with `classes`.
+    """
     X, y = sklearn().load_digits(return_X_y=True)
     X = X.astype(np.float64)
     if classes is None:
@@ -66,8 +102,30 @@ def digits(classes=None):
 
 
 def synthetic_lr(samples: int = 1024, features: int = 255, seed: int = 0, noise: float = 1.0):
-    """A logistic-regression problem of any shape: x uniform in [-1, 1]^features, y ~ Bernoulli(sigmoid(x.w* + noise)).
-    With 255 features and the bias column the training matrix is 1024 x 256 (HELR's benchmark shape)."""
+    """Return a logistic-regression problem of any shape.
+
+    x is uniform in [-1, 1]^features; y = 1 when x.w* + noise * t > 0 for a standard logistic draw t, i.e.
+    y ~ Bernoulli(sigmoid(x.w* / noise)) (w* normal with standard deviation 3 / sqrt(features)). With 255
+    features and the bias column the training matrix is 1024 x 256 (HELR's benchmark shape).
+
+    Parameters
+    ----------
+    samples : int, optional
+        Rows (default 1024).
+    features : int, optional
+        Columns (default 255).
+    seed : int, optional
+        The random generator's seed (default 0).
+    noise : float, optional
+        Scale of the logistic noise (default 1.0).
+
+    Returns
+    -------
+    X : numpy.ndarray
+        samples x features, float64.
+    y : numpy.ndarray
+        int64 in {0, 1}.
+    """
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1.0, 1.0, (samples, features))
     w = rng.normal(0.0, 3.0 / np.sqrt(features), features)
@@ -76,7 +134,26 @@ def synthetic_lr(samples: int = 1024, features: int = 255, seed: int = 0, noise:
 
 
 def train_test_split(X, y, test_fraction: float = 0.2, seed: int = 0):
-    """A stratified split (numpy only, so that the encrypted and the float64 runs see the same rows)."""
+    """Split a data set, stratified by class.
+
+    numpy only, so that the encrypted and the float64 runs see the same rows.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The samples.
+    y : numpy.ndarray
+        Their labels.
+    test_fraction : float, optional
+        The fraction of each class held out, rounded (default 0.2).
+    seed : int, optional
+        The random generator's seed (default 0).
+
+    Returns
+    -------
+    X_train, X_test, y_train, y_test : numpy.ndarray
+        The rows of each part, in their original order.
+    """
     rng = np.random.default_rng(seed)
     test = np.zeros(len(y), bool)
     for c in np.unique(y):

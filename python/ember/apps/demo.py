@@ -1,6 +1,8 @@
-"""The applications end to end, as `ember demo lr | cnn | resnet` runs them (ember.cli.demo is the command line):
-each run_* function trains or runs the application, compares it with its references and returns one record (a
-dict); progress bars on a terminal when asked, PNG plots on request. Nothing here reads from a source checkout."""
+"""The applications end to end, as `ember demo lr | cnn | resnet` runs them (ember.cli.demo is the command line).
+
+Each run_* function trains or runs the application, compares it with its references and returns one record (a
+dict); progress bars on a terminal when asked, PNG plots on request. Nothing here reads from a source checkout.
+"""
 from __future__ import annotations
 
 import time
@@ -51,8 +53,40 @@ def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, lea
            log_n: int = 16, threads: int = 2, samples: int = 1024, features: int = 255, seed: int = 0,
            insecure: bool = False, png: Optional[str] = None, progress: bool = False, levels: Optional[int] = None,
            bootstrap_options: Optional[dict] = None) -> dict:
-    """Train on encrypted data, the float64 twin and scikit-learn on the same split; returns the record.
-    levels, bootstrap_options: EncryptedLogisticRegression's (None: its defaults)."""
+    """Train on encrypted data, the float64 twin and scikit-learn on the same split; return the record.
+
+    Parameters
+    ----------
+    dataset : {"breast-cancer", "digits-3-8", "synthetic"}, optional
+        The data set (default "breast-cancer"). "synthetic" trains and tests on all its samples, in one batch
+        unless `batch_size` is given.
+    iterations, learning_rate, decay, sigmoid_interval : optional
+        Hyperparameters overriding the data set's preset (LR_PRESETS).
+    batch_size : int, optional
+        Samples per mini-batch (default: EncryptedLogisticRegression's; "synthetic": all samples).
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    threads : int, optional
+        Threads of the context (default 2).
+    samples, features : int, optional
+        The shape of the "synthetic" data set (default 1024 x 255).
+    seed : int, optional
+        Seed of the split, the synthetic data and the batches (default 0).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    png : str, optional
+        A directory to write the training curves into (``lr_<dataset>.png``).
+    progress : bool, optional
+        Show progress bars (default False).
+    levels, bootstrap_options : optional
+        EncryptedLogisticRegression's (None: its defaults).
+
+    Returns
+    -------
+    dict
+        The record: accuracies and AUCs (encrypted, float64, scikit-learn), the largest weight difference from
+        float64, timings, the sigmoid and the parameters.
+    """
     from . import datasets
     LogisticRegression = datasets.sklearn("linear_model").LogisticRegression
     roc_auc_score = datasets.sklearn("metrics").roc_auc_score
@@ -109,8 +143,11 @@ def run_lr(dataset: str = "breast-cancer", iterations: Optional[int] = None, lea
 
 
 def _amortized(log) -> Optional[float]:
-    """Steady-state seconds per iteration: the iterations' own time plus one bootstrap per
-    iterations_per_bootstrap iterations (a short run has fewer bootstraps than the steady state)."""
+    """Return the steady-state seconds per iteration (None when the run did not bootstrap).
+
+    The iterations' own time plus one bootstrap per iterations_per_bootstrap iterations (a short run has fewer
+    bootstraps than the steady state).
+    """
     if not log.bootstraps:
         return None
     from .logreg import LEVELS_PER_ITERATION
@@ -155,14 +192,61 @@ def _lr_plots(directory, dataset, enc, ref, f64_hist, Xtr, ytr, Xte, yte):
 
 def run_cnn(images: Optional[int] = None, batch: int = 1, threads: int = 2, seed: int = 0, png: Optional[str] = None,
             progress: bool = False, epochs: Optional[int] = None) -> dict:
+    """Run the CNN demo: :func:`ember.apps.cnn.run_demo` with these arguments.
+
+    Parameters
+    ----------
+    images : int, optional
+        Test images to classify (default: the whole test split).
+    batch : int, optional
+        Images per ciphertext (default 1).
+    threads : int, optional
+        Threads of the context (default 2).
+    seed : int, optional
+        Seed of the split and the training (default 0).
+    png : str, optional
+        A directory to write the confusion matrix into.
+    progress : bool, optional
+        Show progress bars (default False).
+    epochs : int, optional
+        Training epochs (default: run_demo's, 60).
+
+    Returns
+    -------
+    dict
+        The record ``ember demo cnn --json`` prints.
+    """
     from . import cnn
     return cnn.run_demo(images=images, batch=batch, threads=threads, seed=seed, png=png, progress=progress, epochs=epochs)
 
 
 def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed: int = 0, insecure: bool = False,
                      progress: bool = False, bootstrap_options: Optional[dict] = None) -> dict:
-    """One ResNet-20 basic block encrypted for real (ember.apps.resnet.run_block) against float64: precision,
-    max error, seconds per stage (keygen, conv, bootstrap, relu), peak RSS."""
+    """Run one ResNet-20 basic block encrypted for real (ember.apps.resnet.run_block) against float64.
+
+    Parameters
+    ----------
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    channels : int, optional
+        The block's channels (default 16).
+    threads : int, optional
+        Threads of the context (default 2).
+    seed : int, optional
+        Seed of the random input and weights (default 0).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    progress : bool, optional
+        Show a progress bar over the stages (default False).
+    bootstrap_options : dict, optional
+        Bootstrapping options (default: run_block's).
+
+    Returns
+    -------
+    dict
+        run_block's record (precision, max error, seconds per stage, peak RSS) with each stage's seconds also
+        as ``<stage>_s``.
+    """
     from . import resnet
     stages = ["keygen", "encrypt", "conv", "bootstrap", "relu", "conv", "bootstrap", "relu", "decrypt"]
     with Progress(progress, "ember demo resnet --block") as bar:
@@ -182,9 +266,40 @@ def run_resnet_block(log_n: int = 16, channels: int = 16, threads: int = 2, seed
 
 def run_resnet(log_n: int = 16, symbolic: bool = True, platform: str = "paper", progress: bool = False,
                png: Optional[str] = None, costs_files=None, insecure: bool = False) -> dict:
-    """ResNet-20 captured symbolically (ember.graph.programs.resnet): op counts, bootstraps, the scheduler's makespans
-    (naive, HEFT, PEFT) on `platform`, the critical path on each device alone. Device times are MODELLED by the
-    simulator unless a cost table was measured for them (this CPU's kernels are calibrated rates)."""
+    """Capture ResNet-20 symbolically (ember.graph.programs.resnet) and schedule it.
+
+    Op counts, bootstraps, the scheduler's makespans (naive, HEFT, PEFT) on `platform`, the whole graph on each
+    device alone. Device times are MODELLED by the simulator unless a cost table was measured for them (this
+    CPU's kernels are calibrated rates).
+
+    Parameters
+    ----------
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    symbolic : bool, optional
+        Must be True (the default): the whole network runs only symbolically.
+    platform : str, optional
+        The scheduling platform (ember.sched.platform.load_platform; default "paper").
+    progress : bool, optional
+        Show progress bars (default False).
+    png : str, optional
+        A directory to write the HEFT schedule's Gantt chart into (``resnet20_heft.png``).
+    costs_files : list of str, optional
+        Measured cost tables (``ember profile -o``) merged before the rest is modelled.
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+
+    Returns
+    -------
+    dict
+        The record: op counts, bootstraps, makespans by algorithm, seconds per device, the comparison with
+        published latencies, and notes on where each device's costs come from.
+
+    Raises
+    ------
+    ValueError
+        If `symbolic` is False.
+    """
     if not symbolic:
         raise ValueError("give --symbolic (the whole network as a graph) or --block (one "
                          "residual block encrypted for real); the whole network needs 18 bootstrappings and "

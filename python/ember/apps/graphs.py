@@ -1,5 +1,7 @@
-"""The applications' programs as graphs: these now live in :mod:`ember.graph.programs`, the one registry of
-named programs (below the scheduler, the executors and this package), and are re-exported here.
+"""The applications' programs as graphs, re-exported from :mod:`ember.graph.programs`.
+
+They now live in :mod:`ember.graph.programs`, the one registry of named programs (below the scheduler, the
+executors and this package).
 
 ``graph_of(name, **options)`` is ember.graph.graph_of: ``graph_of("helr")`` is the program ``ember schedule helr``
 schedules (resnet20, lola-mnist, lola-cifar, helr, and the built-in boot and lr-toy).

@@ -1,7 +1,7 @@
 """Encrypted logistic-regression training after HELR (Han, Hong, Cheon, Park, AAAI'19) and Kim et al. 2018.
 
-HELR (and iDASH's Kim et al.): mini-batch gradient ascent on the log-likelihood with Nesterov's acceleration, a polynomial sigmoid,
-samples x features packed into slots, bootstrapping of the weights when levels run out.
+HELR (and iDASH's Kim et al.): mini-batch gradient ascent on the log-likelihood with Nesterov's acceleration, a
+polynomial sigmoid, samples x features packed into slots, bootstrapping of the weights when levels run out.
 
 Roles. The *data owner* (:class:`DataOwner`) holds the secret key: it scales the data, encrypts the batches and
 the initial weights, and decrypts the model. The *server* (:func:`train_encrypted`, :func:`encrypted_iteration`)
@@ -360,27 +360,28 @@ class EncryptedLogisticRegression(_HELRBase):
 
     Parameters
     ----------
-    iterations : int
+    iterations : int, default=20
         Gradient steps (Nesterov momentum).
-    learning_rate, decay : float
+    learning_rate, decay : float, default=2.0 and 0.0
         The step alpha_t = learning_rate / (1 + decay t).
     batch_size : int, optional
         Samples per mini-batch (default: as many as fit in one ciphertext, 2 N / (2 F), capped at n).
-    sigmoid_degree : int
-        Degree of the least-squares sigmoid (the encrypted path evaluates degree 3).
-    sigmoid_interval : float
+    sigmoid_degree : int, default=3
+        Degree of the least-squares sigmoid. The encrypted path evaluates degree 3 only: with any other degree,
+        ``fit`` raises ValueError at the first iteration.
+    sigmoid_interval : float, default=8.0
         The sigmoid is fitted on [-sigmoid_interval, sigmoid_interval].
-    log_n : int
+    log_n : int, default=16
         log2 of the ring degree (16 for 128-bit bootstrapping; smaller rings need insecure=True).
-    levels : int
+    levels : int, default=9
         Computation levels above bootstrapping (4 per iteration, 5 for the one that bootstraps).
-    weight_bound : float
+    weight_bound : float, default=8.0
         B: |v|, |w| <= B is assumed when (v + i w) / B is bootstrapped.
-    threads : int
+    threads : int, default=2
         Threads of the context.
-    insecure : bool
+    insecure : bool, default=False
         Allow parameters above the 128-bit security bound (small rings, for tests).
-    random_state : int
+    random_state : int, default=0
         Seed of the batches' sample order.
     bootstrap_options : dict, optional
         Bootstrapping options (default :data:`BOOTSTRAP_OPTIONS`).
@@ -397,7 +398,10 @@ class EncryptedLogisticRegression(_HELRBase):
         Features seen by fit.
     scaler_ : Scaler
         The data owner's scaling.
-    coeffs_, schedule_ : the sigmoid polynomial and the (alpha_t, eta_t) schedule.
+    coeffs_ : numpy.ndarray
+        The sigmoid polynomial's monomial coefficients (:func:`sigmoid_poly`).
+    schedule_ : list of tuple of float
+        The (alpha_t, eta_t) of each iteration (:func:`nesterov_schedule`).
     packing_ : Packing
         The slot layout.
     params_ : ember.CkksParams

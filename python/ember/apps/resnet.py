@@ -37,7 +37,20 @@ from ..graph.programs.resnet import (BLOCK_BOOTSTRAP_OPTIONS, GRID, RELU_DEGREES
 
 
 def relu_float64(z: np.ndarray, coeffs) -> np.ndarray:
-    """The same composite polynomial in float64 (numpy's chebval, independent of Ember's evaluator)."""
+    """Evaluate the composite-polynomial ReLU in float64 (numpy's chebval, independent of Ember's evaluator).
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        The inputs, inside [-1, 1].
+    coeffs : sequence
+        The composite sign's coefficients (:func:`relu_coefficients`).
+
+    Returns
+    -------
+    numpy.ndarray
+        z times the composite sign of z, stage by stage as the encrypted path evaluates it.
+    """
     s = z
     for c in relu_stages(coeffs):
         s = np.polynomial.chebyshev.chebval(s, c)
@@ -46,9 +59,23 @@ def relu_float64(z: np.ndarray, coeffs) -> np.ndarray:
 
 # ---- the plain twin -------------------------------------------------------------------------------------------------
 class PlainVector:
-    """A float64 stand-in for a Ciphertext in the operations the block uses: rotate = np.roll(v, -steps) (Ember's
-    direction: slots shift left), products and sums of values, rescale / drop_to_level / bootstrap change only
-    the bookkeeping (level, scale), chebyshev = numpy's chebval. No encryption, no noise."""
+    """A float64 stand-in for a Ciphertext in the operations the block uses.
+
+    rotate = np.roll(v, -steps) (Ember's direction: slots shift left), products and sums of values, rescale /
+    drop_to_level / bootstrap change only the bookkeeping (level, scale), chebyshev = numpy's chebval. No
+    encryption, no noise.
+
+    Parameters
+    ----------
+    ctx : PlainContext
+        The context it belongs to (its ``context`` attribute).
+    v : array-like
+        The slot values.
+    level : int
+        Its level.
+    scale : float
+        Its scale.
+    """
 
     def __init__(self, ctx: "PlainContext", v, level: int, scale: float):
         self.context, self.v, self.level, self.scale = ctx, np.asarray(v, dtype=np.float64), int(level), float(scale)
@@ -59,6 +86,7 @@ class PlainVector:
                            self.scale if scale is None else scale)
 
     def __add__(self, other):
+        """Return the sum with another PlainVector (at the lower level) or with values."""
         if isinstance(other, PlainVector):
             return self._like(self.v + other.v, min(self.level, other.level))
         return self._like(self.v + np.asarray(other, dtype=np.float64))
@@ -66,33 +94,50 @@ class PlainVector:
     __radd__ = __add__
 
     def __mul__(self, other):
+        """Return the product with another PlainVector (one level below the lower) or with values (same level)."""
         if isinstance(other, PlainVector):
             return self._like(self.v * other.v, min(self.level, other.level) - 1)
         return self._like(self.v * np.asarray(other, dtype=np.float64))
 
     def rotate(self, steps: int):
+        """Return the vector rotated left by `steps` slots."""
         return self._like(np.roll(self.v, -int(steps)))
 
     def rotate_many(self, steps):
+        """Return the rotations by each of `steps`."""
         return [self.rotate(s) for s in steps]
 
     def rescale(self):
+        """Return the vector one level down, its scale divided by the dropped prime (ValueError at level 0)."""
         if self.level <= 0:
             raise ValueError("PlainVector.rescale: no level left (the program would fail encrypted)")
         return self._like(self.v, self.level - 1, self.scale / float(self.context.params.q_primes[self.level]))
 
     def drop_to_level(self, level: int):
+        """Return the vector at `level`."""
         return self._like(self.v, level)
 
     def bootstrap(self):
+        """Return the vector at the context's user level and scale."""
         return self._like(self.v, self.context.user_level, self.context.scale)
 
     def chebyshev(self, c):
+        """Return the Chebyshev series `c` at the values, chebyshev_depth(c) levels down."""
         return self._like(np.polynomial.chebyshev.chebval(self.v, c), self.level - chebyshev_depth(c))
 
 
 class PlainContext:
-    """The Context calls the block makes (encode, multiply, encrypt), on PlainVectors: see PlainVector."""
+    """The Context calls the block makes (encode, multiply, encrypt), on PlainVectors: see PlainVector.
+
+    Parameters
+    ----------
+    params : ember.CkksParams
+        The parameters whose primes, slots and scale it follows.
+    user_level : int, optional
+        The level of a fresh (encrypted or bootstrapped) vector (default: the top, len(q_primes) - 1).
+    slots : int, optional
+        Its slots (default: params.slots).
+    """
 
     def __init__(self, params, user_level: Optional[int] = None, slots: Optional[int] = None):
         self.params = params
@@ -101,12 +146,15 @@ class PlainContext:
         self.scale = 2.0 ** float(params.to_dict().get("log_scale", 40))
 
     def encode(self, values, level: int, scale: float):
+        """Return the values as a PlainVector at `level` and `scale`."""
         return PlainVector(self, values, level, scale)
 
     def encrypt(self, values, key=None):
+        """Return the values as a PlainVector at the user level and the context's scale (`key` is ignored)."""
         return PlainVector(self, values, self.user_level, self.scale)
 
     def multiply(self, a, b, rescale: bool = True):
+        """Return a * b at a's level, the scales multiplied, then rescaled unless rescale=False."""
         out = PlainVector(self, a.v * b.v, a.level, a.scale * b.scale)
         return out.rescale() if rescale else out
 
@@ -121,17 +169,20 @@ def to_slots(image: np.ndarray, slots: int) -> np.ndarray:
 
 
 def from_slots(v: np.ndarray, channels: int, grid: int = GRID) -> np.ndarray:
-    """The first copy of a C x G x G activation in the slots."""
+    """Return the first copy of a C x G x G activation in the slots (real parts)."""
     return np.real(np.asarray(v))[:channels * grid * grid].reshape(channels, grid, grid)
 
 
 def stage0_weights(kernel: np.ndarray, bias: np.ndarray, slots: int, grid: int = GRID):
-    """(weights, bias) for :func:`conv` at gap 1 that compute the zero-padded 3x3 convolution
-    out[c] = sum_{c', ky, kx} kernel[c, c', ky, kx] in[c', y + ky - 1, x + kx - 1] + bias[c].
+    """Return (weights, bias) for :func:`conv` at gap 1 that compute a zero-padded 3x3 convolution.
+
+    The convolution is out[c] = sum_{c', ky, kx} kernel[c, c', ky, kx] in[c', y + ky - 1, x + kx - 1] + bias[c];
+    ``weights(i, k)`` is the slot vector of diagonal i and kernel offset k, ``bias`` a slot vector.
 
     Diagonal i reads input channel c' = (c + i) mod C at slot (c' G + y) G + x (the rotation by the channel shift
     comes after the product), so w_{i,k} holds kernel[(c' - i) mod C, c', k] there, times the mask of the (y, x)
-    whose neighbour (y + dy, x + dx) lies inside the image (zero padding)."""
+    whose neighbour (y + dy, x + dx) lies inside the image (zero padding).
+    """
     kernel = np.asarray(kernel, dtype=np.float64)
     channels = kernel.shape[0]
     if kernel.shape != (channels, channels, 3, 3):
@@ -162,8 +213,11 @@ def conv2d_float64(image: np.ndarray, kernel: np.ndarray, bias: np.ndarray) -> n
 
 
 def block_float64(image, k1, b1, k2, b2, coeffs, exact_relu: bool = False):
-    """The block in image form: relu(conv2(relu(conv1(x))) + x); returns (output, the two ReLU inputs).
-    exact_relu: max(z, 0) instead of the composite polynomial."""
+    """Compute the block in image form: relu(conv2(relu(conv1(x))) + x).
+
+    Returns (output, z1, z2): the output and the two ReLU inputs. exact_relu: max(z, 0) instead of the composite
+    polynomial.
+    """
     act = (lambda z: np.maximum(z, 0.0)) if exact_relu else (lambda z: relu_float64(z, coeffs))
     z1 = conv2d_float64(image, k1, b1)
     z2 = conv2d_float64(act(z1), k2, b2) + image
@@ -176,11 +230,13 @@ TARGET_STD = (0.15, 0.10)       # standard deviation aimed at for the two convol
 
 
 def block_weights(channels: int, rng, grid: int = GRID):
-    """Random input and weights for one block (stage 0), scaled so that every ReLU input stays inside [-1, 1]:
-    input uniform in [-a, a] (a = INPUT_HALF_WIDTH); each convolution's weights normal(0, sigma) with
+    """Return a random input and weights for one block (stage 0), scaled so that every ReLU input stays in [-1, 1].
+
+    Input uniform in [-a, a] (a = INPUT_HALF_WIDTH); each convolution's weights normal(0, sigma) with
     sigma = target / sqrt(9 C E[in^2]) (9 C terms per output; E[in^2] = a^2 / 3 for the input, t1^2 / 2 for the
     ReLU of a centred normal of std t1 = TARGET_STD[0]), biases normal(0, target / 10). run_block checks the
-    float64 pre-activations (max |z| < 1) before anything is encrypted."""
+    float64 pre-activations (max |z| < 1) before anything is encrypted.
+    """
     a = INPUT_HALF_WIDTH
     t1, t2 = TARGET_STD
     image = rng.uniform(-a, a, (channels, grid, grid))
@@ -192,7 +248,13 @@ def block_weights(channels: int, rng, grid: int = GRID):
 
 
 class Stopwatch:
-    """clock(name) context manager for residual_block: seconds summed per stage."""
+    """The clock(name) context manager for residual_block: seconds summed per stage.
+
+    Parameters
+    ----------
+    on_stage : callable, optional
+        Called with a stage's name when it starts.
+    """
 
     def __init__(self, on_stage=None):
         self.seconds: dict[str, float] = {}
@@ -200,6 +262,18 @@ class Stopwatch:
 
     @contextlib.contextmanager
     def __call__(self, name: str):
+        """Time the ``with`` block as stage `name` (added to ``seconds[name]``).
+
+        Parameters
+        ----------
+        name : str
+            The stage.
+
+        Yields
+        ------
+        None
+            Control to the timed block.
+        """
         if self.on_stage:
             self.on_stage(name)
         t = time.perf_counter()
@@ -217,12 +291,47 @@ def _peak_rss_gib() -> float:
 def run_block(log_n: int = 16, channels: int = 16, grid: int = GRID, levels: int = 15, log_scale: int = 40,
               threads: int = 2, seed: int = 0, insecure: bool = False, progress=None,
               bootstrap_options: Optional[dict] = None) -> dict:
-    """One basic residual block (stage 0: `channels` channels, gap 1) encrypted on a real Context
-    (CkksParams.bootstrappable(log_n, levels, log_scale, **bootstrap_options), default BLOCK_BOOTSTRAP_OPTIONS;
-    keygen with bootstrapping and the block's rotations only), against the same block in float64 in image form
-    (:func:`block_float64`, same weights).
-    progress(stage) is called at each stage. Returns the record (precision, max error, seconds per stage,
-    peak RSS)."""
+    """Run one basic residual block encrypted on a real Context, against the same block in float64.
+
+    The block is stage 0 (`channels` channels, gap 1), on CkksParams.bootstrappable(log_n, levels, log_scale,
+    **bootstrap_options), keygen with bootstrapping and the block's rotations only; the reference is the same
+    block in float64 in image form (:func:`block_float64`, same random weights, :func:`block_weights`).
+
+    Parameters
+    ----------
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    channels : int, optional
+        The block's channels (default 16); channels x grid x grid must divide the slots.
+    grid : int, optional
+        The image's side (default GRID, 32).
+    levels : int, optional
+        Levels above bootstrapping (default 15; at least a ReLU's depth + 1).
+    log_scale : int, optional
+        Bits of the scale (default 40).
+    threads : int, optional
+        Threads of the Context (default 2).
+    seed : int, optional
+        Seed of the random input and weights (default 0).
+    insecure : bool, optional
+        Allow parameters above the 128-bit bound (default False).
+    progress : callable, optional
+        ``progress(stage)`` when each stage starts (keygen, encrypt, the block's conv / bootstrap / relu stages,
+        decrypt).
+    bootstrap_options : dict, optional
+        Bootstrapping options (default BLOCK_BOOTSTRAP_OPTIONS).
+
+    Returns
+    -------
+    dict
+        The record: precision (bits), max error, the ReLU inputs' largest magnitude, rotation keys, seconds per
+        stage, peak RSS, parameters.
+
+    Raises
+    ------
+    ValueError
+        If `levels` is too small, the activation does not tile the slots, or a float64 ReLU input leaves [-1, 1].
+    """
     import ember
     need = relu_depth() + 1
     if levels < need:

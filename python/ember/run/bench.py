@@ -1,20 +1,20 @@
 """`ember bench dist`: a workload of independent tasks on K local workers or a Dask cluster, one JSON object per run.
 
-Fields: workload, executor, workers, threads, tasks, log_n, params (the parameter set), run, seconds (the run's wall time), precision_bits
-(worst output against numpy), complete (every output arrived and is within the workload's precision),
-workers_lost, tasks_rerun, task_seconds (median of the tasks' own operation times, measured on the workers),
-overhead_per_task_s and overhead_definition (ember.sched.overhead: (K * seconds - sum of the tasks' operation
-seconds) / tasks -- the worker-seconds per task spent besides its operation: dispatch, moving values, validation,
-reporting, idle waits), overhead_breakdown (the local pool's per-task medians: open_s and publish_s on the worker,
-prep_s and output_open_s on the client, round_trip_s), he_mul_s (one HE Mul at the tasks' parameters and level,
-in one process at the workers' thread count) and overhead_vs_he_mul, efficiency (t_1 / (K t_K) against the same
-tasks on one worker, when measured) with one_worker_seconds, task_seconds_one_worker and compute_bound_efficiency
-(task_seconds_one_worker / task_seconds: the efficiency the tasks' own slowdown under K concurrent workers allows,
-whatever the executor), and predicted_seconds / prediction_error (the makespan predicted before the run from the
-two latest earlier runs' measured task times and fitted per-task overhead -- two profiling runs, then each
-measured run in turn: profile-guided -- against this run; profile: that fit), and phases: for each phase before
-the measured runs (baseline: the one-worker runs; warm-up; profiling), its runs, workers_lost, tasks_rerun and
-the worst precision_bits of its outputs -- a fault there is reported too, not only in the runs printed.
+Fields: workload, executor, workers, threads, tasks, log_n, params (the parameter set), run, seconds (the run's wall
+time), precision_bits (worst output against numpy), complete (every output arrived and is within the workload's
+precision), workers_lost, tasks_rerun, task_seconds (median of the tasks' own operation times, measured on the workers),
+overhead_per_task_s and overhead_definition (ember.sched.overhead: (K * seconds - sum of the tasks' operation seconds) /
+tasks -- the worker-seconds per task spent besides its operation: dispatch, moving values, validation, reporting, idle
+waits), overhead_breakdown (the local pool's per-task medians: open_s and publish_s on the worker, prep_s and
+output_open_s on the client, round_trip_s), he_mul_s (one HE Mul at the tasks' parameters and level, in one process at
+the workers' thread count) and overhead_vs_he_mul, efficiency (t_1 / (K t_K) against the same tasks on one worker, when
+measured) with one_worker_seconds, task_seconds_one_worker and compute_bound_efficiency (task_seconds_one_worker /
+task_seconds: the efficiency the tasks' own slowdown under K concurrent workers allows, whatever the executor), and
+predicted_seconds / prediction_error (the makespan predicted before the run from the two latest earlier runs' measured
+task times and fitted per-task overhead -- two profiling runs, then each measured run in turn: profile-guided -- against
+this run; profile: that fit), and phases: for each phase before the measured runs (baseline: the one-worker runs;
+warm-up; profiling), its runs, workers_lost, tasks_rerun and the worst precision_bits of its outputs -- a fault there is
+reported too, not only in the runs printed.
 """
 from __future__ import annotations
 
@@ -37,10 +37,35 @@ MIN_LEVELS = {"batch": 1, "lr": 5}     # lr: five products deep
 
 
 def default_levels(workload: str, log_n: int, log_scale: int, dnum: int, insecure: bool) -> int:
-    """The levels of batch and lr when --levels is not given: DEFAULT_LEVELS at this ring (8 beyond the table), at
-    least the workload's depth, and -- unless insecure -- no more than the 128-bit bound allows
-    (CkksParams.max_secure_levels: 24 at N = 2^16 with a 50-bit scale, 5 at N = 2^14 with a 40-bit one). A ring
-    where the workload does not fit the bound is a ValueError naming the bound."""
+    """Return the levels of batch and lr when --levels is not given.
+
+    DEFAULT_LEVELS at this ring (8 beyond the table), at least the workload's depth, and -- unless insecure -- no
+    more than the 128-bit bound allows (CkksParams.max_secure_levels: 24 at N = 2^16 with a 50-bit scale, 5 at
+    N = 2^14 with a 40-bit one).
+
+    Parameters
+    ----------
+    workload : {"batch", "lr"}
+        The workload.
+    log_n : int
+        log2 of the ring degree.
+    log_scale : int
+        Bits of the scale.
+    dnum : int
+        The key-switching decomposition number.
+    insecure : bool
+        Skip the 128-bit bound.
+
+    Returns
+    -------
+    int
+        The number of levels.
+
+    Raises
+    ------
+    ValueError
+        If the workload's depth does not fit the bound at this ring (naming the bound).
+    """
     floor = MIN_LEVELS[workload]
     want = max(floor, DEFAULT_LEVELS.get(log_n, 8))
     if insecure:
@@ -74,14 +99,68 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
         emit: Optional[Callable[[dict], None]] = None, progress: bool = False,
         schedule: Optional[str] = None, kill_after: Optional[float] = None, transport: str = "auto",
         kill_phase: str = "run", note: Optional[Callable[[str], None]] = None) -> list[dict]:
-    """Runs the benchmark and returns its records (module docstring), each also passed to `emit`.
+    """Run the benchmark and return its records (module docstring), each also passed to `emit`.
 
     Every phase -- the one-worker baseline, the warm-up, the two profiling runs, the measured runs -- reports the
     workers it lost and the tasks it ran again, and the worst precision of its outputs: each record carries the
-    earlier phases' under ``phases`` (a worker lost before the measured runs is never silent), and `note` (a
-    callable taking a line of text; the command line prints it on stderr) is told as it happens.
-    kill_after / kill_phase: the fault drill, SIGKILL of one worker process kill_after seconds into the first run
-    of that phase ("baseline", "warm-up", "profiling" or "run"; 0: just before it starts).
+    earlier phases' under ``phases`` (a worker lost before the measured runs is never silent), and `note` is told
+    as it happens.
+
+    Parameters
+    ----------
+    workload : {"batch", "lr", "boot"}, optional
+        The workload (ember.run.workloads; default "batch").
+    workers : int, optional
+        Workers of the local pool or local Dask cluster (default 2).
+    scheduler : str, optional
+        A Dask scheduler address: run on that cluster instead (`executor` is then ignored).
+    executor : {"pool", "dask"}, optional
+        The local pool or a local Dask cluster (default "pool").
+    log_n : int, optional
+        log2 of the ring degree (default 16).
+    tasks : int, optional
+        Tasks per run (default 8).
+    runs : int, optional
+        Measured runs (default 3).
+    threads : int, optional
+        Threads of each worker's Context and of the client's (default 1).
+    levels, log_scale, dnum : int, optional
+        The parameter set's levels (default: :func:`default_levels`; 2 for boot), scale bits (default 50 at
+        log_n >= 16, else 40; boot: the bootstrappable default) and dnum (default 3).
+    insecure : bool, optional
+        Allow parameters beyond the 128-bit bound (default False).
+    baseline : bool, optional
+        Also time the tasks on one worker, for the efficiency (default True; skipped with one worker).
+    key_dir : str, optional
+        The key directory of the boot workload (default: a temporary one).
+    timeout : float, optional
+        Seconds each run may take (default 1800).
+    emit : callable, optional
+        Called with each record as it is made.
+    progress : bool, optional
+        Show a progress bar during the measured runs (default False).
+    schedule : str, optional
+        A scheduling algorithm of ember.sched ("heft", "peft", ...): run the batch as a captured graph placed by
+        it (profile-guided) instead of as independent tasks.
+    kill_after : float, optional
+        The fault drill: SIGKILL one worker process `kill_after` seconds into the first run of `kill_phase` (0:
+        just before it starts). None (the default): no drill.
+    transport : str, optional
+        The Dask executor's transport (default "auto").
+    kill_phase : {"baseline", "warm-up", "profiling", "run"}, optional
+        The phase of the fault drill (default "run").
+    note : callable, optional
+        Called with a line of text on every fault (the command line prints it on stderr).
+
+    Returns
+    -------
+    list of dict
+        One record per measured run.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
     """
     import ember
     from .keys import KeyBundle, save_eval_keys
@@ -208,15 +287,18 @@ def run(workload: str = "batch", workers: Optional[int] = 2, scheduler: Optional
 
 
 def _scheduled(ex, ctx, keys, w, cts, refs, k, algo, runs, timeout, emit, head, faults) -> list[dict]:
-    """The batch as a captured graph (one node per operation), placed by a HEFT / PEFT schedule on the K workers;
-    the schedule's makespan (predicted) against the measured runs.
+    """Run the batch as a captured graph placed by a HEFT / PEFT schedule on the K workers; return the records.
+
+    One node per operation; the schedule's makespan (predicted) against the measured runs.
 
     Profile-guided, as the scheduling issue's PGO: two profiling runs (placed by a first schedule from the capture's
     per-node times) give each operation's measured time on the workers (CostTable.update_from_nodes) and the
     executor's per-task overhead (ember.sched.overhead: moving values, dispatch, reporting); before each measured
     run the schedule is recomputed with every node charged its latest measured time plus the two latest runs'
-    overhead, and its makespan is the prediction for that run (which is then learnt from in turn). Values move inside the per-task overhead (each task publishes its outputs and opens
-    its inputs), so the edges cost nothing more."""
+    overhead, and its makespan is the prediction for that run (which is then learnt from in turn). Values move
+    inside the per-task overhead (each task publishes its outputs and opens its inputs), so the edges cost nothing
+    more.
+    """
     import ember
     from ..sched.algorithms import ALGORITHMS
     from ..sched.costs import CostTable
@@ -295,9 +377,11 @@ PHASES = ("baseline", "warm-up", "profiling", "run")
 
 
 class _Phases:
-    """Per phase of a benchmark: its runs, the workers they lost, the tasks they ran again and the worst precision of
-    their outputs (against the numpy references); `note` hears of every fault as it happens. The fault drill kills
-    a worker in the first run of its phase."""
+    """Per phase of a benchmark: its runs, the workers they lost, the tasks they ran again and the worst precision.
+
+    The precision of the outputs is against the numpy references; `note` hears of every fault as it happens. The
+    fault drill kills a worker in the first run of its phase.
+    """
 
     def __init__(self, ctx, keys, refs, min_bits: float, note, drill, ex):
         self.ctx, self.keys, self.refs, self.min_bits, self.note = ctx, keys, refs, min_bits, note
@@ -321,7 +405,7 @@ class _Phases:
             self.current = None
 
     def check(self, res, refs=None) -> float:
-        """Records a run of the current phase; returns its outputs' worst precision in bits (64: exact)."""
+        """Record a run of the current phase; return its outputs' worst precision in bits (64: exact)."""
         refs = self.refs if refs is None else refs
         errs = [float(np.abs(self.ctx.decrypt(o, self.keys.secret) - r).max()) for o, r in zip(res.outputs, refs)]
         worst = max(errs) if errs else math.inf
@@ -339,14 +423,16 @@ class _Phases:
         return bits
 
     def before_runs(self) -> dict:
-        """The phases before the measured runs, as the records report them."""
+        """Return the phases before the measured runs, as the records report them."""
         return {k: dict(v) for k, v in self.stats.items() if k != "run"}
 
 
 def _kill_timer(ex, seconds: float, note=None):
-    """Fault drill: SIGKILL one worker process `seconds` into the run (the local pool's first worker; on Dask, the
-    first worker in address order -- by pid from here when it runs on this host, else from inside itself); 0: at
-    once, before the run starts. `note` hears what was killed."""
+    """Fault drill: SIGKILL one worker process `seconds` into the run; return the timer (None when done at once).
+
+    The local pool's first worker; on Dask, the first worker in address order -- by pid from here when it runs on
+    this host, else from inside itself. 0 seconds: at once, before the run starts. `note` hears what was killed.
+    """
     import os
     import signal
     import socket

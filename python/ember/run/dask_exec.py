@@ -41,8 +41,19 @@ MONITOR = "ember-run-monitor"
 
 
 class EmberKeysPlugin(WorkerPlugin):
-    """Installs a KeyBundle's Context and evaluation keys on every worker, once (also on workers that join
-    later). A worker refuses a bundle holding a secret key (SecretKeyRefused)."""
+    """A Dask WorkerPlugin that installs a KeyBundle's Context and evaluation keys on every worker, once.
+
+    Dask also runs it on workers that join later. A worker refuses a bundle holding a secret key
+    (SecretKeyRefused).
+
+    Parameters
+    ----------
+    bundle : KeyBundle
+        The keys to install.
+    io_threads : int, optional
+        Threads of each worker kept from computing (they open inputs and publish outputs). None (the default):
+        1 when the worker has two threads or more, else 0.
+    """
 
     def __init__(self, bundle, io_threads: Optional[int] = None):
         self.bundle = bundle
@@ -50,6 +61,13 @@ class EmberKeysPlugin(WorkerPlugin):
         self.name = f"ember-keys-{bundle.ident}"
 
     def setup(self, worker):
+        """Install the keys on `worker` and bound its computing tasks (Dask calls it on each worker).
+
+        Parameters
+        ----------
+        worker : distributed.Worker
+            The worker.
+        """
         register_dask_serializers()
         self.bundle.install()
         n = int(getattr(getattr(worker, "state", None), "nthreads", None) or getattr(worker, "nthreads", 1))
@@ -60,6 +78,7 @@ class EmberKeysPlugin(WorkerPlugin):
 
 class _Monitor(SchedulerPlugin):
     """On the scheduler: how many workers left, and how often each ember task started processing."""
+
     name = MONITOR
 
     def __init__(self):
@@ -84,21 +103,46 @@ def _monitor_snapshot(dask_scheduler=None, prefix: str = "ember-"):
 class DaskExecutor(Executor):
     """Runs programs on a Dask cluster.
 
-    address: a scheduler address ("tcp://host:8786"); client: a distributed.Client; neither: a LocalCluster of
-    `workers` processes on 127.0.0.1, started here and stopped by close(), each computing one task at a time with
-    `threads` threads. Each worker's Context has `threads` threads.
-    io_threads: Dask threads of each worker kept from computing: while one task computes, they open the next
-    task's inputs and publish the last one's outputs (tasks compute in the worker's other threads). None (the
-    default): for a LocalCluster started here, 1 when its workers leave a core free (workers x threads < this
-    machine's cores), else 0 -- an I/O thread competing with the computing ones for the cores slows them more
-    than it saves (N = 2^15, 2 workers on 2 cores, 16 tasks: 0.42 s with, 0.36 s without; the pool 0.29 s) --;
-    for a cluster's workers, 1 on a worker with 2 threads or more (`dask worker --nthreads K+1` computes K tasks at once), else 0.
-    0: every Dask thread computes, with no overlap. A LocalCluster started here has 1 + io_threads threads per
-    worker.
-    transport: "auto" (shared memory when the client and every worker are on one host, else Dask's sockets),
-    "shm" (shared memory; a ValueError if some worker is on another host) or "tcp" (values as frames through
-    Dask). With shared memory, a worker that joins later from another host fails the tasks it is given with an
-    error saying so: use "tcp" for clusters of several machines."""
+    With neither `address` nor `client`, a LocalCluster of `workers` processes on 127.0.0.1 is started here and
+    stopped by :meth:`close`, each computing one task at a time; it has 1 + io_threads Dask threads per worker.
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The client's context.
+    keys : ember.KeySet, tuple or KeyBundle
+        The evaluation keys: a KeySet (only its evaluation keys are sent), a ``(relin, galois)`` pair, or a
+        KeyBundle (e.g. from a key directory).
+    address : str, optional
+        A scheduler address (``"tcp://host:8786"``) to connect to.
+    client : distributed.Client, optional
+        A client to use (not closed by :meth:`close`).
+    workers : int, optional
+        Worker processes of the LocalCluster started here (default 2).
+    threads : int, optional
+        Threads of each worker's Context (default 1).
+    connect_timeout : float, optional
+        Seconds to wait when connecting to `address` (default 60).
+    transport : {"auto", "shm", "tcp"}, optional
+        ``"auto"`` (the default: shared memory when the client and every worker are on one host, else Dask's
+        sockets), ``"shm"`` (shared memory; a ValueError if some worker is on another host) or ``"tcp"`` (values
+        as frames through Dask). With shared memory, a worker that joins later from another host fails the tasks
+        it is given with an error saying so: use "tcp" for clusters of several machines.
+    io_threads : int, optional
+        Dask threads of each worker kept from computing: while one task computes, they open the next task's
+        inputs and publish the last one's outputs (tasks compute in the worker's other threads); 0: every Dask
+        thread computes, with no overlap. None (the default): for a LocalCluster started here, 1 when its workers
+        leave a core free (workers x threads < this machine's cores), else 0 -- an I/O thread competing with the
+        computing ones for the cores slows them more than it saves (N = 2^15, 2 workers on 2 cores, 16 tasks:
+        0.42 s with, 0.36 s without; the pool 0.29 s) --; for a cluster's workers, 1 on a worker with 2 threads or
+        more (``dask worker --nthreads K+1`` computes K tasks at once), else 0.
+
+    Raises
+    ------
+    ValueError
+        If `transport`, `io_threads` or `workers` is invalid, or ``transport="shm"`` with a worker on another
+        host.
+    """
 
     TRANSPORTS = ("auto", "shm", "tcp")
 
@@ -144,7 +188,10 @@ class DaskExecutor(Executor):
             raise
 
     def _choose_transport(self) -> str:
-        """'shm' when every connected worker shares the client's host (and the request allows it), else 'tcp'."""
+        """Choose the transport: 'shm' when every connected worker shares the client's host, else 'tcp'.
+
+        'shm' only when the request allows it; a request for 'shm' that cannot be met is a ValueError.
+        """
         t = "tcp"
         if self._requested != "tcp":
             here = shm.host_key()
@@ -162,7 +209,7 @@ class DaskExecutor(Executor):
         return t
 
     def _release(self) -> None:
-        """The run is over: every buffer it used may be reused by the next run."""
+        """Let the next run reuse every buffer this run used (the run is over)."""
         if self.arena is None:
             return
         self.arena.release_all()
@@ -172,9 +219,17 @@ class DaskExecutor(Executor):
             pass
 
     def worker_names(self) -> list[str]:
+        """Return the addresses of the cluster's workers, sorted.
+
+        Returns
+        -------
+        list of str
+            The scheduler's current workers; a placement's worker indices index this list.
+        """
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def close(self) -> None:
+        """Remove the executor's shared memory, close its own client and stop the LocalCluster it started."""
         if getattr(self, "arena", None) is not None:
             try:    # the workers' buffers of this executor, and their mappings of the client's
                 self.client.run(shm.drop_tagged, self.tag, on_error="ignore")
@@ -213,11 +268,13 @@ class DaskExecutor(Executor):
         src = {}
 
         def source(i: int):
-            """Input i for the graph, made when the first task that reads it is submitted (so that the first tasks
-            start while the client writes the later inputs). It stays in the task graph, never lost with a worker:
-            with shared memory the Packet itself, which carries only its buffer's name (the client's buffer,
-            which outlives any worker), is the task's argument; over sockets, a task holding Ember's bytes, so
-            that tasks sharing an input do not each carry its bytes."""
+            """Return input i for the graph, made when the first task that reads it is submitted.
+
+            So the first tasks start while the client writes the later inputs. It stays in the task graph, never
+            lost with a worker: with shared memory the Packet itself, which carries only its buffer's name (the
+            client's buffer, which outlives any worker), is the task's argument; over sockets, a task holding
+            Ember's bytes, so that tasks sharing an input do not each carry its bytes.
+            """
             if i not in src:
                 if use_shm:
                     src[i] = packets[i].publish(self.arena)

@@ -1,6 +1,8 @@
-"""The executor interface shared by the local pool and Dask: map a function over ciphertexts, call a traced
-function, run a captured graph (optionally placed by a HEFT/PEFT schedule); RunResult with every node's
-measured time."""
+"""The executor interface shared by the local pool and Dask.
+
+An executor maps a function over ciphertexts, calls a traced function, or runs a captured graph (optionally
+placed by a HEFT/PEFT schedule); each returns a RunResult with every node's measured time.
+"""
 from __future__ import annotations
 
 import time
@@ -16,12 +18,31 @@ DEFAULT_TIMEOUT = 600.0
 
 @dataclass
 class RunResult:
-    """outputs: the output ciphertexts (opened in the client's context, validated); seconds: the run's wall time;
-    node_seconds / node_worker: each task's measured time and the worker that ran it (by task id); workers_lost:
-    workers that died during the run; tasks_rerun: task executions repeated because of them; profile: per task,
-    the [op, level, seconds] of every evaluator operation (profile=True); records: per task, where its time went
-    besides the operation (the local pool: open_s, publish_s on the worker, prep_s / output_open_s on the client,
-    round_trip_s; Dask: open_s, publish_s, output_open_s; ember.sched.overhead fits the executor's per-task overhead on them)."""
+    """The outcome of one run on an executor: its outputs and where the time went.
+
+    Parameters
+    ----------
+    outputs : list
+        The output ciphertexts (and plaintexts) of the program, opened in the client's context and validated.
+    seconds : float
+        The run's wall time, in seconds.
+    node_seconds : dict, optional
+        ``{task id: seconds}``: each task's measured time on its worker (default empty).
+    node_worker : dict, optional
+        ``{task id: worker name}``: the worker that ran each task (default empty).
+    workers_lost : int, optional
+        Workers that died during the run (default 0).
+    tasks_rerun : int, optional
+        Task executions repeated because of them (default 0).
+    profile : dict, optional
+        ``{task id: [[op, level, seconds], ...]}``: per task, every evaluator operation it ran (filled when the
+        run was made with ``profile=True``; default empty).
+    records : list of dict, optional
+        Per task, where its time went besides the operation (the local pool: ``open_s``, ``publish_s`` on the
+        worker, ``prep_s`` / ``output_open_s`` on the client, ``round_trip_s``; Dask: ``open_s``, ``publish_s``,
+        ``output_open_s``); ember.sched.overhead fits the executor's per-task overhead on them (default empty).
+    """
+
     outputs: list
     seconds: float
     node_seconds: dict = field(default_factory=dict)
@@ -32,8 +53,20 @@ class RunResult:
     records: list = field(default_factory=list)
 
     def measured_graph(self, graph):
-        """A copy of `graph` whose nodes carry the seconds measured on the workers (for cost tables:
-        ember.sched profile-guided updates)."""
+        """Return a copy of `graph` whose nodes carry the seconds measured on the workers.
+
+        For cost tables: ember.sched's profile-guided updates. Nodes this run did not time keep their seconds.
+
+        Parameters
+        ----------
+        graph : ember.graph.Graph
+            The graph the run executed (its node ids are the run's task ids).
+
+        Returns
+        -------
+        ember.graph.Graph
+            A deep copy of `graph` with ``node.seconds`` set from :attr:`node_seconds`.
+        """
         import copy
         from ..graph.model import Graph
         g = Graph.from_dict(copy.deepcopy(graph.to_dict()))
@@ -43,8 +76,21 @@ class RunResult:
         return g
 
     def run_record(self, graph) -> dict:
-        """{"tasks": [{"op", "level", "seconds", "device", "count"}]} for CostTable.update_from_run(): every node's
-        measured time on the worker that ran it (device: the worker's name)."""
+        """Return every node's measured time on the worker that ran it, as a run record.
+
+        The record is what ``CostTable.update_from_run()`` reads.
+
+        Parameters
+        ----------
+        graph : ember.graph.Graph
+            The graph the run executed (its node ids are the run's task ids).
+
+        Returns
+        -------
+        dict
+            ``{"tasks": [{"op", "level", "seconds", "device", "count"}, ...]}``, one entry per node this run timed:
+            ``device`` is the worker's name, ``count`` the node's outputs for a ``rotate_many`` node, else 1.
+        """
         tasks = []
         for n in graph.nodes:
             if n.id in self.node_seconds:
@@ -55,8 +101,28 @@ class RunResult:
 
 
 class Executor:
-    """Base class: subclasses implement _run(program, packets, placement, timeout, progress, profile) and
-    worker_names()."""
+    """Base class of the executors.
+
+    Subclasses implement ``_run(program, packets, placement, timeout, progress, profile)`` and
+    :meth:`worker_names`. An executor is a context manager: leaving the ``with`` block closes it.
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The client's context; the inputs of every run must belong to it.
+    keys : ember.KeySet, tuple or KeyBundle
+        The evaluation keys for the workers: a KeySet (only its evaluation keys are used), a ``(relin, galois)``
+        pair, or a :class:`~ember.run.KeyBundle` (e.g. from a key directory).
+    threads : int, optional
+        Threads of each worker's Context, used when a bundle is made from `keys` (default 1).
+
+    Raises
+    ------
+    TypeError
+        If `ctx` is not an ember.Context.
+    SecretKeyRefused
+        If `keys` is a secret key.
+    """
 
     def __init__(self, ctx, keys, threads: int = 1):
         from ..context import Context
@@ -70,20 +136,75 @@ class Executor:
 
     # public API ------------------------------------------------------------------------------------------------
     def map(self, fn: Callable, cts: Sequence, **kw) -> RunResult:
-        """fn(ctx, ct) on every ciphertext, as independent tasks spread over the workers. fn runs on the workers
-        with their own Context (use only the ctx it is given) and must return ciphertexts."""
+        """Run ``fn(ctx, ct)`` on every ciphertext, as independent tasks spread over the workers.
+
+        `fn` runs on the workers with their own Context (use only the ctx it is given) and must return
+        ciphertexts.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(ctx, ct)``, returning a ciphertext (or a list or tuple of them).
+        cts : sequence of Ciphertext or Plaintext
+            The inputs, one task each.
+        **kw
+            Passed to :meth:`run` (`placement`, `timeout`, `progress`, `profile`).
+
+        Returns
+        -------
+        RunResult
+            ``outputs[i]`` is the (first) output of ``fn`` on ``cts[i]``.
+        """
         cts = list(cts)
         return self.run(Program.batch(fn, len(cts)), cts, **kw)
 
     def call(self, fn: Callable, *cts, **kw) -> RunResult:
-        """fn(ctx, *cts) as one task on one worker."""
+        """Run ``fn(ctx, *cts)`` as one task on one worker.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(ctx, *cts)``, returning a ciphertext (or a list or tuple of them).
+        *cts : Ciphertext or Plaintext
+            Its arguments.
+        **kw
+            Passed to :meth:`run` (`placement`, `timeout`, `progress`, `profile`).
+
+        Returns
+        -------
+        RunResult
+            Its ``outputs`` hold the first value ``fn`` returned.
+        """
         return self.run(Program.call(fn, len(cts)), list(cts), **kw)
 
     def run_graph(self, graph, inputs, schedule=None, **kw) -> RunResult:
-        """Executes a captured graph node by node. inputs: {value id: Ciphertext | Plaintext} for every source value
-        of the graph (or a list in source-id order). schedule: an ember.sched Schedule of this graph on K workers
-        -- each node is pinned to its device's worker (falling back to another if that one is lost); None: the
-        executor places tasks."""
+        """Execute a captured graph node by node, one task per node.
+
+        Parameters
+        ----------
+        graph : ember.graph.Graph
+            The graph (captured live or symbolically).
+        inputs : dict or sequence
+            ``{value id: Ciphertext | Plaintext}`` for every source value of the graph (values no node made), or a
+            list of them in source-id order.
+        schedule : ember.sched.Schedule, optional
+            A schedule of this graph on K workers: each node is pinned to its device's worker (falling back to
+            another if that one is lost). None (the default): the executor places the tasks.
+        **kw
+            Passed to :meth:`run` (`timeout`, `progress`, `profile`).
+
+        Returns
+        -------
+        RunResult
+            Its ``outputs`` are the values of ``graph.outputs`` (or, if none are marked, of the values no node
+            reads); task ids are node ids.
+
+        Raises
+        ------
+        ValueError
+            If `inputs` is a dict without some source value, or a node's operation cannot be executed from a
+            graph.
+        """
         prog = Program.from_graph(graph)
         if isinstance(inputs, dict):
             missing = [v for v in prog.source_values if v not in inputs]
@@ -99,6 +220,41 @@ class Executor:
     def run(self, program: Program, inputs: Sequence, placement: Optional[dict] = None,
             timeout: Optional[float] = DEFAULT_TIMEOUT, progress: Optional[Callable] = None,
             profile: bool = False) -> RunResult:
+        """Run a program on the workers.
+
+        Parameters
+        ----------
+        program : Program
+            The tasks to run.
+        inputs : sequence of Ciphertext or Plaintext
+            The program's sources, in order; they must belong to the executor's context.
+        placement : dict, optional
+            ``{task id: worker index}``: tasks pinned to a worker (index into :meth:`worker_names`); a pinned
+            worker lost during the run has its tasks run elsewhere. None (the default): the executor places them.
+        timeout : float or None, optional
+            Seconds the run may take (default ``DEFAULT_TIMEOUT``, 600); None: no limit.
+        progress : callable, optional
+            Called as ``progress(done, total)`` each time a task completes.
+        profile : bool, optional
+            Record every evaluator operation of the ``call`` tasks in ``RunResult.profile`` (default False).
+
+        Returns
+        -------
+        RunResult
+            The outputs, the run's wall time and the per-task measurements.
+
+        Raises
+        ------
+        ValueError
+            If the program is malformed, the input count or context is wrong, `timeout` is not positive, or
+            `placement` pins a task the program does not have or to a worker the executor does not have.
+        TypeError
+            If an input is not an ember Ciphertext or Plaintext.
+        TaskError
+            If a task raised on its worker.
+        TimeoutError
+            If the run did not finish within `timeout`.
+        """
         from ..context import Ciphertext, Plaintext
         program.check()
         if len(inputs) != program.n_sources:
@@ -120,8 +276,11 @@ class Executor:
         return res
 
     def _check_placement(self, program: Program, placement: dict) -> None:
-        """A pin to a worker this executor does not have is an error naming the node and the worker (the local
-        pool and Dask alike); a pinned worker lost during the run is another matter: its tasks go elsewhere."""
+        """Check that `placement` pins only tasks of `program`, to workers this executor has.
+
+        A pin to a worker this executor does not have is an error naming the node and the worker (the local pool
+        and Dask alike); a pinned worker lost during the run is another matter: its tasks go elsewhere.
+        """
         names = self.worker_names()
         labels = {t.id: t.label for t in program.tasks}
         for tid, w in sorted(placement.items(), key=lambda kv: str(kv[0])):
@@ -139,14 +298,24 @@ class Executor:
         return out
 
     def worker_names(self) -> list[str]:
+        """Return the names of the executor's workers, by worker index.
+
+        Returns
+        -------
+        list of str
+            One name per worker; a placement's worker indices index this list.
+        """
         raise NotImplementedError
 
     def close(self) -> None:
+        """Release the executor's workers and resources (the base class has none)."""
         pass
 
     def __enter__(self):
+        """Return the executor itself."""
         return self
 
     def __exit__(self, *exc):
+        """Close the executor; an exception raised in the block propagates."""
         self.close()
         return False

@@ -1,7 +1,8 @@
 """The messages between the local pool's client and its worker processes.
 
-The client is ember.run.pool, the worker ember.run.worker; the messages are small dataclasses pickled over the pipe, named fields instead of tuples unpacked by position. Values never travel here:
-a message names shared-memory buffers (ember.run.shm) by (name, size).
+The client is ember.run.pool, the worker ember.run.worker; the messages are small dataclasses pickled over the
+pipe, named fields instead of tuples unpacked by position. Values never travel here: a message names
+shared-memory buffers (ember.run.shm) by (name, size).
 """
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
-"""Values in flight: a Packet is the output of one task (or a program input) -- its ciphertexts / plaintexts, the
-label of the node that made it, its measured time and worker.
+"""Values in flight: a Packet is the output of one task (or a program input).
+
+A Packet holds its ciphertexts / plaintexts, the label of the node that made it, its measured time and worker.
 
 Between processes a Packet travels as Ember's own byte format (to_bytes: header, parameter hash, checksum) in
 separate frames behind a small JSON header -- never a pickle of a C++ object. Dask uses the same frames
 (register_dask_serializers()). A Packet published in shared memory (publish(): the same bytes written into a
 buffer of ember.run.shm, for executors whose processes share one host) travels as the buffers' names only
-(ShmRef), and its reader opens the bytes in place; in the process that made it, it keeps its objects. Values are validated when a task opens them (from_bytes checks every size,
-modulus and the checksum); a value that fails is a ValueError naming the node that made it and the node that
-read it.
+(ShmRef), and its reader opens the bytes in place; in the process that made it, it keeps its objects. Values are
+validated when a task opens them (from_bytes checks every size, modulus and the checksum); a value that fails is
+a ValueError naming the node that made it and the node that read it.
 """
 from __future__ import annotations
 
@@ -17,32 +18,79 @@ import sys
 from typing import Optional
 
 class ShmRef:
-    """Where a value lies in shared memory: the buffer's name, the value's byte count and the host key
-    (ember.run.shm.host_key) of the machine whose shared memory holds it."""
+    """Where a value lies in shared memory.
+
+    Parameters
+    ----------
+    name : str
+        The buffer's name (ember.run.shm).
+    size : int
+        The value's byte count.
+    host : str
+        The host key (ember.run.shm.host_key) of the machine whose shared memory holds it.
+    """
+
     __slots__ = ("name", "size", "host")
 
     def __init__(self, name: str, size: int, host: str):
         self.name, self.size, self.host = str(name), int(size), str(host)
 
     def to_json(self) -> list:
+        """Return the reference as a JSON list ``[name, size, host]``."""
         return [self.name, self.size, self.host]
 
     @classmethod
     def from_json(cls, v) -> "ShmRef":
+        """Make a reference from the list of :meth:`to_json`.
+
+        Parameters
+        ----------
+        v : list or tuple
+            ``[name, size, host]``, with a positive integer size.
+
+        Returns
+        -------
+        ShmRef
+            The reference.
+
+        Raises
+        ------
+        ValueError
+            If `v` is malformed.
+        """
         if not (isinstance(v, (list, tuple)) and len(v) == 3 and isinstance(v[0], str) and isinstance(v[1], int)
                 and not isinstance(v[1], bool) and v[1] > 0 and isinstance(v[2], str)):
             raise ValueError("ember packet: malformed shared-memory reference")
         return cls(*v)
 
     def __repr__(self) -> str:
+        """Return the buffer's name and size."""
         return f"<ShmRef {self.name} {self.size} B>"
 
 
 class Packet:
-    """label: "node 7 (mul)" or "input 3"; values: ember Ciphertext / Plaintext objects, or their bytes after a
-    transfer, or ShmRefs (opened lazily, once); seconds: the task's measured time; worker: where it ran; refs:
-    after publish(), the values' ShmRefs (what the Packet sends instead of bytes); io: the task's seconds of
-    opening its inputs and publishing its outputs on its worker ({"open_s", "publish_s"}), when measured."""
+    """The output of one task (or a program input): its values, label, measured time and worker.
+
+    After :meth:`publish`, the attribute ``refs`` holds the values' ShmRefs (what the Packet sends instead of
+    bytes); before, it is None.
+
+    Parameters
+    ----------
+    label : str
+        The node that made it, ``"node 7 (mul)"``, or ``"input 3"``.
+    values : list
+        Ember Ciphertext / Plaintext objects, or their bytes after a transfer, or ShmRefs (opened lazily, once).
+    seconds : float, optional
+        The task's measured time (default 0).
+    worker : str, optional
+        Where it ran (default ``""``).
+    profile : list, optional
+        ``[[op, level, seconds], ...]``: the task's evaluator operations, when profiled (default None).
+    io : dict, optional
+        The task's seconds of opening its inputs and publishing its outputs on its worker (``{"open_s",
+        "publish_s", ...}``), when measured (default None).
+    """
+
     __slots__ = ("label", "values", "seconds", "worker", "profile", "refs", "io")
 
     def __init__(self, label: str, values: list, seconds: float = 0.0, worker: str = "", profile=None, io=None):
@@ -51,8 +99,25 @@ class Packet:
         self.io = io
 
     def publish(self, arena) -> "Packet":
-        """Writes each value into a shared-memory buffer of `arena` (ember.run.shm.Arena); from now on the Packet
-        travels as the buffers' names. Returns self."""
+        """Write each value into a shared-memory buffer of `arena`; from now on the Packet travels as their names.
+
+        Values that are ShmRefs already are kept as they are.
+
+        Parameters
+        ----------
+        arena : ember.run.shm.Arena
+            This process's arena.
+
+        Returns
+        -------
+        Packet
+            self, with ``refs`` set.
+
+        Raises
+        ------
+        OSError
+            If the shared memory cannot hold the values.
+        """
         from . import shm
         host = shm.host_key()
         refs = []
@@ -66,9 +131,11 @@ class Packet:
         return self
 
     def __repr__(self) -> str:
+        """Return the label, the number of values, the seconds and the worker."""
         return f"<ember.run.Packet {self.label}: {len(self.values)} value(s), {self.seconds * 1e3:.1f} ms on {self.worker}>"
 
     def __reduce_ex__(self, protocol):
+        """Pickle the Packet as its frames (:meth:`dumps`), out of band with protocol 5."""
         # pickled (e.g. inside a Dask task graph) as Ember's byte frames, never as C++ objects; with protocol 5 the
         # frames go out of band (Dask sends them as they are, without copying them into the pickle)
         frames = self.dumps()
@@ -77,6 +144,17 @@ class Packet:
         return (Packet.loads, (frames,))
 
     def to_frames(self) -> tuple[dict, list[bytes]]:
+        """Return the Packet as a JSON-able header and Ember's byte frames.
+
+        A published Packet (or one holding ShmRefs) puts the references in the header and has no frames.
+
+        Returns
+        -------
+        header : dict
+            ``label``, ``seconds``, ``worker``, ``profile``, and ``io`` and ``shm`` when present.
+        frames : list of bytes-like
+            Each value in Ember's byte format.
+        """
         header = {"label": self.label, "seconds": self.seconds, "worker": self.worker, "profile": self.profile}
         if self.io:
             header["io"] = self.io
@@ -88,6 +166,25 @@ class Packet:
 
     @classmethod
     def from_frames(cls, header: dict, frames: list) -> "Packet":
+        """Make a Packet of :meth:`to_frames`' header and frames; the values stay bytes (or ShmRefs) until opened.
+
+        Parameters
+        ----------
+        header : dict
+            The header.
+        frames : list of bytes-like
+            The values' bytes (none for a shared-memory header).
+
+        Returns
+        -------
+        Packet
+            The Packet, unvalidated.
+
+        Raises
+        ------
+        ValueError
+            If the header is malformed.
+        """
         if not isinstance(header, dict) or "label" not in header:
             raise ValueError("ember packet: malformed header")
         if "shm" in header:
@@ -102,11 +199,35 @@ class Packet:
                    header.get("profile"), dict(io) if isinstance(io, dict) else None)
 
     def dumps(self) -> list[bytes]:
+        """Return the Packet as a list of frames: the JSON header (UTF-8), then the values' bytes.
+
+        Returns
+        -------
+        list of bytes-like
+            What :meth:`loads` reads.
+        """
         header, frames = self.to_frames()
         return [json.dumps(header).encode()] + frames
 
     @classmethod
     def loads(cls, frames: list) -> "Packet":
+        """Make a Packet of :meth:`dumps`' frames.
+
+        Parameters
+        ----------
+        frames : list of bytes-like
+            The JSON header, then the values' bytes.
+
+        Returns
+        -------
+        Packet
+            The Packet, unvalidated.
+
+        Raises
+        ------
+        ValueError
+            If the header is malformed.
+        """
         try:
             header = json.loads(bytes(frames[0]))
         except (ValueError, IndexError):
@@ -114,7 +235,28 @@ class Packet:
         return cls.from_frames(header, frames[1:])
 
     def open(self, ctx, reader: Optional[str] = None) -> list:
-        """The values as ember objects of `ctx`, validated (bytes arriving from another process are parsed here)."""
+        """Return the values as ember objects of `ctx`, validated.
+
+        Bytes arriving from another process (or a shared-memory buffer) are parsed and validated here, once: the
+        opened objects replace them in the Packet.
+
+        Parameters
+        ----------
+        ctx : ember.Context
+            The context to open them in.
+        reader : str, optional
+            Who reads them (a node's label, "the client"), for the error message.
+
+        Returns
+        -------
+        list
+            The Ciphertext / Plaintext objects.
+
+        Raises
+        ------
+        ValueError
+            If a value fails validation (naming the node that made it and the reader).
+        """
         from ..context import Ciphertext, Plaintext
         out = []
         for i, v in enumerate(self.values):
@@ -142,8 +284,10 @@ def _open_bytes(ctx, data, where: str):
 
 
 def _open_ref(ctx, ref: ShmRef, where: str):
-    """A value in another process's shared-memory buffer, read in place and validated (the checksum fails a
-    buffer that changed under the reader)."""
+    """Open a value in another process's shared-memory buffer, read in place and validated.
+
+    The checksum fails a buffer that changed under the reader.
+    """
     from . import shm
     here = shm.host_key()
     if ref.host != here:
@@ -162,7 +306,7 @@ _registered = False
 
 
 def register_dask_serializers() -> None:
-    """Registers Packet with Dask's serialization ('dask' family): a JSON header and Ember's byte frames."""
+    """Register Packet with Dask's serialization ('dask' family): a JSON header and Ember's byte frames."""
     global _registered
     if _registered:
         return

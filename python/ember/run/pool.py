@@ -1,5 +1,6 @@
-"""The local pool (the default executor): K worker processes on this machine, each with its own Context (and
-`threads` threads), the evaluation keys installed once when it starts.
+"""The local pool (the default executor): K worker processes on this machine.
+
+Each worker has its own Context (and `threads` threads), the evaluation keys installed once when it starts.
 
 Values move through shared memory (ember.run.shm), never through the pipe: a task's output is written once by
 its worker straight into a shared-memory buffer (Ember's validated byte format, no pickling) and stays resident
@@ -47,11 +48,37 @@ from .run_state import DEPTH, MAX_DEATHS_PER_TASK, RunState, WorkerHandle  # noq
 class LocalPool(Executor):
     """K local worker processes with `threads` threads each.
 
+    The constructor starts the workers and waits until each has installed the keys. Use it as a context manager
+    (or call :meth:`close`) so that the processes and their shared memory go away::
+
         with ember.run.LocalPool(ctx, keys, workers=2) as pool:
             res = pool.map(lambda c, x: (x * x).rotate(1), cts)
 
-    keys: a KeySet (only its evaluation keys are sent), a (relin, galois) pair, or a KeyBundle (e.g. from a key
-    directory). respawn: replace a worker that dies (the replacement installs the keys when it starts)."""
+    Parameters
+    ----------
+    ctx : ember.Context
+        The client's context.
+    keys : ember.KeySet, tuple or KeyBundle
+        A KeySet (only its evaluation keys are sent), a ``(relin, galois)`` pair, or a KeyBundle (e.g. from a key
+        directory).
+    workers : int, optional
+        The number of worker processes (default 2).
+    threads : int, optional
+        Threads of each worker's Context (default 1).
+    respawn : bool, optional
+        Replace a worker that dies (the replacement installs the keys when it starts; default True).
+    start_timeout : float, optional
+        Seconds to wait for the workers to start and install the keys (default 300).
+
+    Raises
+    ------
+    ValueError
+        If `workers` is not a positive integer.
+    TimeoutError
+        If the workers did not start within `start_timeout`.
+    RuntimeError
+        If a worker could not install the keys.
+    """
 
     def __init__(self, ctx, keys, workers: int = 2, threads: int = 1, respawn: bool = True,
                  start_timeout: float = 300.0):
@@ -85,14 +112,27 @@ class LocalPool(Executor):
         return WorkerHandle(p, conn, slot)
 
     def worker_names(self) -> list[str]:
+        """Return the workers' names, by slot.
+
+        Returns
+        -------
+        list of str
+            ``["worker0", "worker1", ...]``.
+        """
         return [f"worker{w.slot}" for w in self._workers]
 
     def worker_pids(self) -> list[Optional[int]]:
-        """The process id of each worker slot (None while one is starting)."""
+        """Return the process id of each worker slot.
+
+        Returns
+        -------
+        list of int or None
+            By slot: the worker process's pid, or None for a slot whose worker is dead (and was not replaced).
+        """
         return [w.proc.pid if w.state != "dead" else None for w in self._workers]
 
     def _poll(self, timeout: float, run) -> None:
-        """Waits for a message or a worker's death; handles it (run: the state of the run in progress)."""
+        """Wait for a message or a worker's death and handle it (run: the state of the run in progress)."""
         conns = {w.conn: w for w in self._workers if w.state != "dead"}
         for r in wait(list(conns), timeout=timeout):
             w = conns[r]
@@ -149,6 +189,7 @@ class LocalPool(Executor):
             return False
 
     def close(self) -> None:
+        """Stop the workers (killing those that do not stop within 5 s) and remove the pool's shared memory."""
         for w in getattr(self, "_workers", []):
             if w.state != "dead":
                 self._send(w, Stop())
@@ -166,6 +207,7 @@ class LocalPool(Executor):
             self.arena = None
 
     def __del__(self):
+        """Close the pool, ignoring errors."""
         try:
             self.close()
         except Exception:  # noqa: BLE001

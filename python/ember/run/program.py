@@ -1,8 +1,10 @@
-"""What executors run: a Program is a list of Tasks over numbered sources (the program's inputs). A task is one
-operation -- an evaluator operation of a captured graph node, or a call of a Python function (traced on the
-worker) -- whose arguments are sources or outputs of earlier tasks.
+"""What executors run: a Program is a list of Tasks over numbered sources (the program's inputs).
 
-Programs come from
+A task is one operation -- an evaluator operation of a captured graph node, or a call of a Python function
+(traced on the worker) -- whose arguments are sources or outputs of earlier tasks.
+
+Programs come from::
+
   Program.batch(fn, n)          n independent calls fn(ctx, x_i) (a batch of tasks)
   Program.call(fn, n_args)      one call fn(ctx, *args) (a traced Python function as one task)
   Program.from_graph(graph)     one task per node of an ember.graph.Graph (captured live or symbolically)
@@ -36,6 +38,25 @@ Ref = tuple
 
 @dataclass
 class Task:
+    """One operation of a Program.
+
+    An argument is a reference ``(kind, index, output)``: ``("in", i, 0)`` is source i of the program,
+    ``("node", t, j)`` is output j of task t (an earlier task).
+
+    Parameters
+    ----------
+    id : int
+        The task's id (a graph's node id; the tasks of a program are in increasing id order).
+    op : str
+        ``"call"`` (a Python function, `fn`) or an evaluator operation of a graph node (a key of ``OPS``).
+    args : list of tuple
+        The references of its arguments, in order.
+    params : dict, optional
+        The operation's parameters (a graph node's params, e.g. ``{"steps": 3}``; default empty).
+    fn : callable, optional
+        The function of a ``"call"`` task, called as ``fn(ctx, *args)`` (default None).
+    """
+
     id: int
     op: str
     args: list                      # [Ref]
@@ -44,14 +65,36 @@ class Task:
 
     @property
     def label(self) -> str:
+        """The task as errors name it: ``"node 7 (mul)"``, or the function's name for a call task."""
         return f"node {self.id} ({getattr(self.fn, '__name__', 'call') if self.op == 'call' else self.op})"
 
     def deps(self) -> list[int]:
+        """Return the tasks whose outputs this task reads.
+
+        Returns
+        -------
+        list of int
+            Their ids, sorted, each once.
+        """
         return sorted({r[1] for r in self.args if r[0] == "node"})
 
 
 @dataclass
 class Program:
+    """A list of tasks over numbered sources, and the references of its outputs.
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The tasks, each reading only sources and earlier tasks.
+    n_sources : int
+        How many inputs the program takes.
+    outputs : list of tuple
+        The references (as in :class:`Task`) of what a run returns, in order.
+    graph : ember.graph.Graph, optional
+        The graph the program came from, if any (default None).
+    """
+
     tasks: list
     n_sources: int
     outputs: list                   # [Ref]: what run() returns
@@ -59,20 +102,79 @@ class Program:
 
     @classmethod
     def batch(cls, fn: Callable, n: int) -> "Program":
-        """n independent tasks fn(ctx, x_i) -> ciphertext; source i is x_i, output i is task i's result."""
+        """Make `n` independent tasks ``fn(ctx, x_i) -> ciphertext``.
+
+        Source i is ``x_i``; output i is the (first) result of task i.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(ctx, x)``, returning a ciphertext (or a list or tuple of them).
+        n : int
+            The number of tasks (and sources).
+
+        Returns
+        -------
+        Program
+            The batch.
+
+        Raises
+        ------
+        TypeError
+            If `fn` is not callable.
+        """
         _check_fn(fn)
         tasks = [Task(i, "call", [("in", i, 0)], fn=fn) for i in range(n)]
         return cls(tasks, n, [("node", i, 0) for i in range(n)])
 
     @classmethod
     def call(cls, fn: Callable, n_args: int) -> "Program":
+        """Make one task ``fn(ctx, *args)`` (a traced Python function as one task).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(ctx, *args)``, returning a ciphertext (or a list or tuple of them).
+        n_args : int
+            The number of its arguments (the program's sources).
+
+        Returns
+        -------
+        Program
+            One task; its output is the first value `fn` returns.
+
+        Raises
+        ------
+        TypeError
+            If `fn` is not callable.
+        """
         _check_fn(fn)
         return cls([Task(0, "call", [("in", i, 0) for i in range(n_args)], fn=fn)], n_args, [("node", 0, 0)])
 
     @classmethod
     def from_graph(cls, graph) -> "Program":
-        """One task per node. The graph's sources (values no node made, in id order) are the program's inputs;
-        its outputs are graph.outputs (or, if none are marked, the values no node reads)."""
+        """Make one task per node of a graph.
+
+        The graph's sources (values no node made, in id order) are the program's inputs, listed in its
+        ``source_values`` attribute; its outputs are ``graph.outputs`` (or, if none are marked, the values no
+        node reads).
+
+        Parameters
+        ----------
+        graph : ember.graph.Graph
+            The graph (captured live or symbolically).
+
+        Returns
+        -------
+        Program
+            The program, with ``graph`` and ``source_values`` set.
+
+        Raises
+        ------
+        ValueError
+            If a node's operation cannot be executed from a graph (a constant or vector the graph does not
+            record, or an internal operation of a circuit).
+        """
         producer, sources = {}, sorted(v.id for v in graph.values.values() if v.producer is None)
         src_index = {v: i for i, v in enumerate(sources)}
         tasks = []
@@ -94,6 +196,13 @@ class Program:
         return p
 
     def check(self) -> None:
+        """Check that every task reads only existing sources and earlier tasks.
+
+        Raises
+        ------
+        ValueError
+            Naming the first task that does not.
+        """
         for t in self.tasks:
             for r in t.args:
                 if r[0] == "in" and not 0 <= r[1] < self.n_sources:
@@ -146,17 +255,41 @@ _FN_CACHE_SIZE = 64
 
 
 def dumps_fn(fn) -> bytes:
-    """A task function as bytes (cloudpickle, a core dependency: lambdas, closures and functions of __main__ or
-    of modules registered with cloudpickle.register_pickle_by_value travel by value, others by reference --
-    importable on the workers)."""
+    """Return a task function as bytes.
+
+    With cloudpickle (a core dependency): lambdas, closures and functions of __main__ or of modules registered
+    with cloudpickle.register_pickle_by_value travel by value, others by reference (importable on the workers).
+
+    Parameters
+    ----------
+    fn : callable or None
+        The function.
+
+    Returns
+    -------
+    bytes
+        Its pickle; ``b""`` for None.
+    """
     if fn is None:
         return b""
     return cloudpickle.dumps(fn)
 
 
 def loads_fn(blob: bytes):
-    """The function of dumps_fn's bytes. Cached by the bytes themselves (never by an id, which Python reuses),
-    the latest few only."""
+    """Return the function of dumps_fn's bytes.
+
+    Cached by the bytes themselves (never by an id, which Python reuses), the latest few only.
+
+    Parameters
+    ----------
+    blob : bytes
+        What :func:`dumps_fn` returned.
+
+    Returns
+    -------
+    callable or None
+        The function; None for empty bytes.
+    """
     if not blob:
         return None
     fn = _fn_cache.get(blob)
@@ -170,6 +303,13 @@ def loads_fn(blob: bytes):
 
 
 def worker_name() -> str:
+    """Return the name of this worker process.
+
+    Returns
+    -------
+    str
+        The Dask worker's address on a Dask worker, else ``"host:pid"``.
+    """
     try:
         from distributed import get_worker
         return get_worker().address
@@ -181,9 +321,21 @@ _COMPUTE: Optional[threading.Semaphore] = None
 
 
 def set_compute_slots(n: Optional[int]) -> None:
-    """At most n tasks of this process compute at once (None: no bound). A Dask worker with one thread more than
-    its compute slots opens the next task's inputs and publishes the last one's outputs while a task computes, as
-    the local pool's worker threads do."""
+    """Let at most `n` tasks of this process compute at once.
+
+    A Dask worker with one thread more than its compute slots opens the next task's inputs and publishes the last
+    one's outputs while a task computes, as the local pool's worker threads do.
+
+    Parameters
+    ----------
+    n : int or None
+        The number of compute slots; None: no bound.
+
+    Raises
+    ------
+    ValueError
+        If `n` is neither None nor a positive integer.
+    """
     global _COMPUTE
     if n is not None and (not isinstance(n, int) or n < 1):
         raise ValueError(f"compute slots must be a positive integer or None, got {n!r}")
@@ -196,10 +348,44 @@ def _compute_slot():
 
 def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *packets: Packet,
             profile: bool = False, shm_tag: Optional[str] = None) -> Packet:
-    """Runs one task on this worker: opens (validates) its inputs -- args[k] = (packet index, output index) --,
-    applies the operation, times it. Any failure is a TaskError naming the node, its op and the worker.
-    shm_tag: publish the outputs in this process's shared-memory arena for that tag (the Packet then travels as
-    buffer names; ember.run.shm)."""
+    """Run one task on this worker: open (validate) its inputs, apply the operation, time it.
+
+    Any failure is a TaskError naming the node, its op and the worker.
+
+    Parameters
+    ----------
+    ident : str
+        The ident of the installed KeyBundle whose Context runs the task.
+    label : str
+        The task's label, for errors and the output Packet.
+    op : str
+        ``"call"`` or a graph operation (a key of ``OPS``).
+    params : dict
+        The operation's parameters.
+    fn : callable, bytes or None
+        The function of a call task, or its :func:`dumps_fn` bytes.
+    args : list of tuple
+        ``args[k] = (packet index, output index)``: where each argument lies in `packets`.
+    *packets : Packet
+        The packets holding the task's inputs.
+    profile : bool, optional
+        Record every evaluator operation of a call task (default False).
+    shm_tag : str, optional
+        Publish the outputs in this process's shared-memory arena for that tag (the Packet then travels as
+        buffer names; ember.run.shm). None (the default): the outputs stay in the Packet.
+
+    Returns
+    -------
+    Packet
+        The outputs, with the operation's seconds, the worker's name, the profile and ``io`` (``open_s``,
+        ``publish_s``, ``started_at``).
+
+    Raises
+    ------
+    TaskError
+        If the function cannot be loaded, an input fails validation, the operation raises or returns something
+        other than ember ciphertexts, or the outputs cannot be published.
+    """
     from .keys import context_for
     where = worker_name()
     ctx = context_for(ident)
@@ -235,7 +421,7 @@ def execute(ident: str, label: str, op: str, params: dict, fn, args: list, *pack
 
 
 def _apply(ctx, label: str, where: str, op: str, params: dict, fn, xs: list, profile: bool):
-    """The task's operation on its opened inputs: (outputs, per-operation profile or None)."""
+    """Apply the task's operation to its opened inputs: (outputs, per-operation profile or None)."""
     prof = None
     try:
         if op == "call":

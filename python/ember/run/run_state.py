@@ -1,6 +1,8 @@
-"""The client-side state of one run on the local pool (ember.run.pool): which tasks are ready, where each value
-lives (resident on workers, published in shared memory), what to send next and to whom, what to recompute when a
-worker dies, and the per-task records of the run."""
+"""The client-side state of one run on the local pool (ember.run.pool).
+
+Which tasks are ready, where each value lives (resident on workers, published in shared memory), what to send
+next and to whom, what to recompute when a worker dies, and the per-task records of the run.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -73,9 +75,11 @@ class RunState:
 
     # state -------------------------------------------------------------------------------------------------------
     def finished(self) -> bool:
+        """Return whether every task of the program is done."""
         return self.n_done == len(self.tasks)
 
     def waiting(self) -> str:
+        """Return what the run waits for, for a timeout's message: the tasks in flight, or the ready tasks."""
         busy = [f"{self.tasks[t].label} on worker {w.slot}" for w in self.pool._workers if w.state == "busy" for t in w.tasks]
         return ", ".join(busy) if busy else f"{len(self.ready)} ready task(s) and no idle worker"
 
@@ -83,8 +87,11 @@ class RunState:
         return {w.slot for w in self.pool._workers if w.state in ("idle", "busy")}
 
     def _pick(self, slot: int) -> Optional[int]:
-        """The next ready task for worker `slot`: pinned here or unpinned (or pinned to a lost worker), preferring
-        one whose inputs this worker holds."""
+        """Take the next ready task for worker `slot` off the ready queue (None if there is none).
+
+        A task pinned here, unpinned, or pinned to a lost worker; preferring one pinned here, then one whose inputs
+        this worker holds.
+        """
         alive = self._alive()
         best, best_local = None, -1
         for i, tid in enumerate(self.ready):
@@ -105,7 +112,7 @@ class RunState:
 
     # values ------------------------------------------------------------------------------------------------------
     def _publish_input(self, k: tuple) -> tuple:
-        """A program input written into the client's shared memory (once)."""
+        """Write a program input into the client's shared memory (once); return its (owner tag, buffers)."""
         pub = self.published.get(k)
         if pub is None:
             p = self.packets[k[1]]
@@ -113,8 +120,11 @@ class RunState:
         return pub
 
     def background(self) -> bool:
-        """One unit of client work while the workers compute: open an arrived program output, else write the input
-        of a ready task not yet dispatched. False when there was nothing to do."""
+        """Do one unit of client work while the workers compute.
+
+        Open an arrived program output, else write the input of a ready task not yet dispatched. Return False
+        when there was nothing to do.
+        """
         if self.to_open:
             tid = self.to_open.popleft()
             t0, c0 = time.perf_counter(), time.process_time()
@@ -140,6 +150,7 @@ class RunState:
         self._maybe_release(k)
 
     def outputs(self) -> list:
+        """Return the program's outputs, opening (validating) in the client those not opened yet."""
         while self.to_open:
             self.background()
         out = []
@@ -153,8 +164,10 @@ class RunState:
         return out
 
     def _maybe_release(self, k: tuple) -> None:
-        """Once every reader of value k is done (and a program output is opened in the client), its buffers are
-        reused and the workers drop it."""
+        """Release value k once every reader of it is done (and a program output is opened in the client).
+
+        Its buffers are then reused and the workers drop it.
+        """
         if self.readers.get(k) or (k in self.out_keys and k[0] == "node" and k not in self.opened):
             return
         pub = self.published.pop(k, None)
@@ -170,6 +183,7 @@ class RunState:
 
     # dispatch ----------------------------------------------------------------------------------------------------
     def dispatch(self) -> None:
+        """Send ready tasks to the live workers, up to DEPTH tasks in flight on each."""
         for _ in range(DEPTH):
             for w in self.pool._workers:
                 if w.state in ("idle", "busy") and len(w.tasks) < DEPTH and self.ready:
@@ -214,6 +228,11 @@ class RunState:
         w.state = "busy"
 
     def done(self, w: WorkerHandle, tid: int, meta: dict, bufs: list) -> None:
+        """Record that task `tid` finished on worker `w` (meta: its times; bufs: the buffers of its outputs).
+
+        Readers of its inputs that are done release them, its dependents become ready, a program output is queued
+        to be opened, and the progress callback is told.
+        """
         if tid in self.results:
             return
         meta["dispatched_at"] = self.dispatched.get(tid)
@@ -238,6 +257,11 @@ class RunState:
             self.progress(self.n_done, len(self.tasks))
 
     def lost(self, w: WorkerHandle, tids: list) -> None:
+        """Handle the death of worker `w` with tasks `tids` in flight.
+
+        Its tasks are queued again and the values that lived only on it and are still to be read are recomputed.
+        A task whose worker died MAX_DEATHS_PER_TASK times raises a RuntimeError.
+        """
         self.workers_lost += 1
         for holders in self.where.values():    # its resident values are gone; published buffers remain
             holders.discard(w.slot)
@@ -258,8 +282,10 @@ class RunState:
         return k[0] == "in" or k in self.published or bool(self.where.get(k))
 
     def _recompute(self, tid: int) -> None:
-        """Task tid's output was lost with its worker: run it again (and, first, whatever of its own inputs was
-        lost too); the tasks still to read it wait for it again."""
+        """Run task tid again: its output was lost with its worker.
+
+        Whatever of its own inputs was lost too is recomputed first; the tasks still to read it wait for it again.
+        """
         if tid not in self.results:
             return                              # already to be run
         del self.results[tid]
@@ -283,8 +309,11 @@ class RunState:
 
     # after the run -----------------------------------------------------------------------------------------------
     def records(self) -> list:
-        """Per task: worker, compute_s, open_s, publish_s (on the worker), prep_s and output_open_s (client), and
-        the round trip: dispatch to arrival (seconds, one monotonic clock for every process of this machine)."""
+        """Return the per-task records of the run.
+
+        Per task: worker, compute_s, open_s, publish_s (on the worker), prep_s and output_open_s (client), and the
+        round trip: dispatch to arrival (seconds, one monotonic clock for every process of this machine).
+        """
         out = []
         for tid, m in sorted(self.results.items()):
             t = self.tasks[tid]
@@ -297,7 +326,7 @@ class RunState:
         return out
 
     def cleanup(self) -> None:
-        """Buffers of this run go back to their owners; a dead worker's files are removed (and unmapped)."""
+        """Give this run's buffers back to their owners; remove (and unmap) a dead worker's files."""
         self.pool.arena.release_all()
         for tag in self.pool._dead_tags:
             gone = shm.remove_tagged(tag + "-")
@@ -310,12 +339,12 @@ class RunState:
 
 
 def value_key(r) -> tuple:
-    """The key of a task argument's value: ("in", i) for program input i, ("node", id) for a task's output."""
+    """Return the key of a task argument's value: ("in", i) for program input i, ("node", id) for a task's output."""
     return ("in", r[1]) if r[0] == "in" else ("node", r[1])
 
 
 def input_keys(t) -> list:
-    """The distinct values a task reads, in the order of its arguments."""
+    """Return the keys of the distinct values a task reads, in the order of its arguments."""
     keys = []
     for r in t.args:
         k = value_key(r)

@@ -1,6 +1,8 @@
-"""Shared-memory buffers for the local pool: a value moves between the processes of one machine as Ember's bytes
-written straight into shared memory (Ciphertext.write_into: one pass, validated) and read in place by the other
-process (from_bytes of its mapping: one pass, validated) -- no pickling, no copy through a pipe.
+"""Shared-memory buffers for the local pool (and the Dask executor on one host).
+
+A value moves between the processes of one machine as Ember's bytes written straight into shared memory
+(Ciphertext.write_into: one pass, validated) and read in place by the other process (from_bytes of its mapping:
+one pass, validated) -- no pickling, no copy through a pipe.
 
 An Arena is one process's buffers: files /dev/shm/ember-<tag>-<n> (mode 0600), each mapped once and reused once
 released (a reused buffer has no page faults to pay), plus the read-only mappings of other processes' buffers,
@@ -29,10 +31,30 @@ MIN_SHM_BYTES = 1 << 30     # a /dev/shm smaller than this (Docker's default is 
 
 
 def choose_dir(env: Optional[str], shm: str = "/dev/shm") -> str:
-    """Where the buffers live: $EMBER_SHM_DIR when set (it must be a writable directory), else /dev/shm when it is
-    writable and at least MIN_SHM_BYTES in size, else the temporary directory (files in the page cache: still
-    shared, a little slower). The choice depends only on the environment and the mount's size, never on its free
-    space, so every process of a host makes the same one."""
+    """Return the directory where the buffers live.
+
+    $EMBER_SHM_DIR when set (it must be a writable directory), else /dev/shm when it is writable and at least
+    MIN_SHM_BYTES in size, else the temporary directory (files in the page cache: still shared, a little slower).
+    The choice depends only on the environment and the mount's size, never on its free space, so every process of
+    a host makes the same one.
+
+    Parameters
+    ----------
+    env : str or None
+        The value of $EMBER_SHM_DIR.
+    shm : str, optional
+        The shared-memory mount to try (default ``"/dev/shm"``).
+
+    Returns
+    -------
+    str
+        The directory.
+
+    Raises
+    ------
+    ValueError
+        If `env` is set and is not a writable directory.
+    """
     if env:
         if not (os.path.isdir(env) and os.access(env, os.W_OK)):
             raise ValueError(f"EMBER_SHM_DIR={env!r} is not a writable directory")
@@ -48,6 +70,7 @@ def choose_dir(env: Optional[str], shm: str = "/dev/shm") -> str:
 
 
 def shm_dir() -> str:
+    """Return this process's buffer directory (:func:`choose_dir` of $EMBER_SHM_DIR, chosen once)."""
     global _DIR
     if _DIR is None:
         _DIR = choose_dir(os.environ.get("EMBER_SHM_DIR"))
@@ -61,7 +84,16 @@ def _path(name: str) -> str:
 
 
 class Arena:
-    """The shared-memory buffers of one process. write(value) -> (name, size); view(name, size) -> memoryview."""
+    """The shared-memory buffers of one process.
+
+    ``write(value) -> (name, size)``; ``view(name, size) -> memoryview``. Its files are named
+    ``ember-<tag>-<n>``.
+
+    Parameters
+    ----------
+    tag : str
+        The tag in the names of its files.
+    """
 
     def __init__(self, tag: str):
         self.tag = tag
@@ -74,8 +106,25 @@ class Arena:
 
     # writing ---------------------------------------------------------------------------------------------------
     def write(self, value) -> tuple[str, int]:
-        """Writes value (an ember Ciphertext / Plaintext) into a free buffer of this process; returns its name and
-        the byte count."""
+        """Write a value into a free buffer of this process (a new one if none is large enough).
+
+        Parameters
+        ----------
+        value : Ciphertext or Plaintext
+            The ember value.
+
+        Returns
+        -------
+        name : str
+            The buffer's name.
+        size : int
+            The value's byte count.
+
+        Raises
+        ------
+        OSError
+            If the space for a new buffer cannot be reserved.
+        """
         size = value.serialized_size()
         with self._lock:
             name = self._take(size)
@@ -121,17 +170,18 @@ class Arena:
         return name
 
     def release(self, name: str) -> None:
-        """An own buffer's value has been read by everyone who needed it: the buffer may be reused."""
+        """Let an own buffer be reused: its value has been read by everyone who needed it."""
         with self._lock:
             if name in self._own and name not in self._free:
                 self._free.append(name)
 
     def release_all(self) -> None:
-        """Every own buffer may be reused, but those being written now."""
+        """Let every own buffer be reused, but those being written now."""
         with self._lock:
             self._free = [n for n in self._own if n not in self._writing]
 
     def owns(self, name: str) -> bool:
+        """Return whether `name` is one of this process's own buffers."""
         return name in self._own
 
     def nbytes(self) -> int:
@@ -140,8 +190,27 @@ class Arena:
 
     # reading ---------------------------------------------------------------------------------------------------
     def view(self, name: str, size: int) -> memoryview:
-        """The first `size` bytes of a buffer (this process's or another's), mapped once and cached. The caller
-        releases the view (a with block) before the arena is closed."""
+        """Return the first `size` bytes of a buffer (this process's or another's), mapped once and cached.
+
+        The caller releases the view (a with block) before the arena is closed.
+
+        Parameters
+        ----------
+        name : str
+            The buffer's name.
+        size : int
+            The byte count to view.
+
+        Returns
+        -------
+        memoryview
+            The bytes, read in place.
+
+        Raises
+        ------
+        ValueError
+            If the buffer holds fewer than `size` bytes, or `name` is not an ember buffer's name.
+        """
         with self._lock:
             m = self._own.get(name)
             if m is None:
@@ -161,14 +230,14 @@ class Arena:
         return memoryview(m)[:size]
 
     def forget(self, name: str) -> None:
-        """Drops the mapping of another process's buffer."""
+        """Drop the mapping of another process's buffer."""
         with self._lock:
             m = self._maps.pop(name, None)
         if m is not None:
             _close(m)
 
     def forget_tagged(self, tag: str) -> None:
-        """Drops the mappings of every other process's buffer named ember-<tag>..."""
+        """Drop the mappings of every other process's buffer named ember-<tag>..."""
         start = f"{PREFIX}{tag}"
         with self._lock:
             names = [n for n in self._maps if n.startswith(start)]
@@ -177,7 +246,7 @@ class Arena:
 
     # cleanup ---------------------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Unmaps everything and removes this process's files."""
+        """Unmap everything and remove this process's files."""
         for m in self._maps.values():
             _close(m)
         self._maps.clear()
@@ -193,8 +262,10 @@ _HOST: Optional[str] = None
 
 
 def reader() -> Arena:
-    """This process's arena for reading other processes' buffers (mappings cached by name: a buffer that is reused
-    for the next value is read again with no new mapping)."""
+    """Return the arena through which this process reads other processes' buffers.
+
+    Mappings are cached by name: a buffer that is reused for the next value is read again with no new mapping.
+    """
     global _READER
     with _GLOBAL_LOCK:
         if _READER is None:
@@ -203,9 +274,11 @@ def reader() -> Arena:
 
 
 def host_key() -> str:
-    """Names this host's shared memory: processes with equal keys can read each other's buffers. The host name,
-    the kernel's boot id and the device and inode of the buffers' directory (containers on one host that do not
-    share /dev/shm differ in the last two)."""
+    """Return a key naming this host's shared memory: processes with equal keys can read each other's buffers.
+
+    The host name, the kernel's boot id and the device and inode of the buffers' directory (containers on one host
+    that do not share /dev/shm differ in the last two).
+    """
     global _HOST
     if _HOST is None:
         import socket
@@ -224,7 +297,10 @@ _TAGGED: dict[str, Arena] = {}
 
 
 def arena_for(tag: str) -> Arena:
-    """This process's arena for an executor's tag (its files: ember-<tag>p<pid>-<n>), made on first use."""
+    """Return the arena of this process for an executor's tag (its files: ember-<tag>p<pid>-<n>).
+
+    Made on first use.
+    """
     with _GLOBAL_LOCK:
         a = _TAGGED.get(tag)
         if a is None:
@@ -233,8 +309,10 @@ def arena_for(tag: str) -> Arena:
 
 
 def release_tagged(tag: str) -> int:
-    """Every buffer of this process's arena for `tag` may be reused (the executor's run is over); returns their
-    bytes."""
+    """Let every buffer of this process's arena for `tag` be reused (the executor's run is over).
+
+    Returns their bytes (0 when this process has no arena for `tag`).
+    """
     with _GLOBAL_LOCK:
         a = _TAGGED.get(tag)
     if a is None:
@@ -244,8 +322,10 @@ def release_tagged(tag: str) -> int:
 
 
 def drop_tagged(tag: str) -> None:
-    """The executor is closed: this process's arena for `tag` is closed (files removed) and its mappings of other
-    processes' buffers of that tag are dropped."""
+    """Close this process's arena for `tag` and drop its mappings of other processes' buffers of that tag.
+
+    For an executor that is closed: the arena's files are removed.
+    """
     with _GLOBAL_LOCK:
         a = _TAGGED.pop(tag, None)
         r = _READER
@@ -263,6 +343,7 @@ def _close(m: mmap.mmap) -> None:
 
 
 def unlink(name: str) -> None:
+    """Remove the file of buffer `name` (nothing if it is gone already)."""
     try:
         os.unlink(_path(name))
     except FileNotFoundError:
@@ -270,8 +351,10 @@ def unlink(name: str) -> None:
 
 
 def remove_tagged(tag: str) -> list[str]:
-    """Removes every buffer file whose name starts with ember-<tag> (a dead process's, or a closed pool's);
-    returns their names."""
+    """Remove every buffer file whose name starts with ember-<tag> (a dead process's, or a closed pool's).
+
+    Returns their names.
+    """
     start = f"{PREFIX}{tag}"
     try:
         names = [n for n in os.listdir(shm_dir()) if n.startswith(start)]

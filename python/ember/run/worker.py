@@ -1,8 +1,10 @@
-"""The local pool's worker process (ember.run.pool starts it as ``python -c``): it installs the evaluation keys,
-then receives tasks (ember.run.messages.RunTask), opens their inputs from shared memory or its resident store, runs
-them and publishes their outputs, reporting Done / TaskFailed. Three threads: the receiving one opens the inputs of
-the task queued next, one computes, one publishes -- so that with two tasks in flight, moving values overlaps
-computing (each releases the GIL in Ember's C++)."""
+"""The local pool's worker process (ember.run.pool starts it as ``python -c``).
+
+It installs the evaluation keys, then receives tasks (ember.run.messages.RunTask), opens their inputs from shared
+memory or its resident store, runs them and publishes their outputs, reporting Done / TaskFailed. Three threads:
+the receiving one opens the inputs of the task queued next, one computes, one publishes -- so that with two tasks
+in flight, moving values overlaps computing (each releases the GIL in Ember's C++).
+"""
 from __future__ import annotations
 
 import os
@@ -21,7 +23,10 @@ from .program import TaskError, execute, worker_name
 
 
 def worker_entry(fd: int, slot: int, tag: str) -> None:
-    """The worker process's main (started as `python -c ...`, so the client's __main__ is never re-imported)."""
+    """Run the worker process: read the key bundle from the socket `fd`, then serve (:func:`worker_main`).
+
+    Started as `python -c ...`, so the client's __main__ is never re-imported.
+    """
     conn = Connection(fd)
     try:
         bundle = pickle.loads(conn.recv_bytes())
@@ -31,7 +36,31 @@ def worker_entry(fd: int, slot: int, tag: str) -> None:
 
 
 def open_shared(ctx, arena: shm.Arena, label: str, bufs: list, reader: str) -> Packet:
-    """A value published in shared memory, opened (validated) in this process."""
+    """Open (validate) in this process a value published in shared memory.
+
+    Parameters
+    ----------
+    ctx : ember.Context
+        The context to open it in.
+    arena : ember.run.shm.Arena
+        The arena to read the buffers through.
+    label : str
+        The label of the node that made it.
+    bufs : list of tuple
+        ``[(name, size), ...]``: the buffers of its values.
+    reader : str
+        Who reads it, for the error message.
+
+    Returns
+    -------
+    Packet
+        The opened values.
+
+    Raises
+    ------
+    TaskError
+        If a value fails validation.
+    """
     from ..context import Ciphertext, Plaintext
     from .keys import serial_type
     values = []
@@ -49,9 +78,12 @@ def open_shared(ctx, arena: shm.Arena, label: str, bufs: list, reader: str) -> P
 
 
 def worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
-    """Three threads: this one receives messages and opens the inputs of the tasks queued next (validation of what
+    """Install the keys, then serve tasks until Stop or the client's end of the connection closes.
+
+    Three threads: this one receives messages and opens the inputs of the tasks queued next (validation of what
     arrived through shared memory), one computes, one publishes outputs and reports them -- so that with two
-    tasks in flight, moving values overlaps computing (each releases the GIL in Ember's C++)."""
+    tasks in flight, moving values overlaps computing (each releases the GIL in Ember's C++).
+    """
     try:
         ctx = bundle.install()
     except Exception as e:  # noqa: BLE001 -- reported to the client, which refuses to start
@@ -74,7 +106,7 @@ def worker_main(conn, bundle: KeyBundle, slot: int, tag: str) -> None:
                 pass
 
     def failed(tid, label, e: Exception) -> None:
-        """Reports a task's failure: a TaskError's message as it is, anything else with its type and this worker."""
+        """Report a task's failure: a TaskError's message as it is, anything else with its type and this worker."""
         if isinstance(e, TaskError):
             send(TaskFailed(tid, str(e)))
         else:

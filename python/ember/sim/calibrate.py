@@ -1,5 +1,6 @@
-"""`ember sim calibrate`: this CPU's profile, measured with Ember's own kernels; and `--measure`: the time
-the library really takes for an operation, to set against the prediction.
+"""`ember sim calibrate`: this CPU's profile, measured with Ember's own kernels.
+
+And `--measure`: the time the library really takes for an operation, to set against the prediction.
 
 Calibration runs a mix of operations (products merged and plain, a rotation, hoisted rotations, additions,
 plaintext products, rescales) under ember.trace() and divides each kernel's work (butterflies, modular
@@ -68,10 +69,12 @@ def _kernel_rates(p: SimParams, threads: int, repeats: int, progress=None) -> tu
 
 
 def _ntt_ceilings(log_n: int, threads: int, runs: int) -> dict:
-    """The NTT's compute ceiling: Ember's transform on one limb with its tables hot (bench_ntt), for a
-    50-bit prime (the IFMA path where the CPU has it) and a 60-bit one (AVX-512), harmonic mean of the two
-    (rescaling primes and special primes are about evenly mixed in key switching), times the threads
-    (the backend transforms limbs in parallel)."""
+    """Measure the NTT's compute ceiling: Ember's transform on one limb with its tables hot (bench_ntt).
+
+    For a 50-bit prime (the IFMA path where the CPU has it) and a 60-bit one (AVX-512), harmonic mean of the two
+    (rescaling primes and special primes are about evenly mixed in key switching), times the threads (the
+    backend transforms limbs in parallel).
+    """
     from .. import _ember
 
     out = {}
@@ -88,8 +91,29 @@ def _ntt_ceilings(log_n: int, threads: int, runs: int) -> dict:
 def calibrate(compute_at: SimParams = SimParams(log_n=13, limbs=7, dnum=2, prime_bits=50),
               stream_at: SimParams = SimParams(log_n=15, limbs=21, dnum=3, prime_bits=50), threads: int = 2,
               repeats: int = 5, progress=None) -> Profile:
-    """Compute ceilings from a set whose limbs stay in the core caches (compute_at), the bandwidth ceiling
-    from the `add` kernel streaming a set that does not (stream_at)."""
+    """Measure this CPU's profile with Ember's own kernels.
+
+    Compute ceilings from a set whose limbs stay in the core caches (`compute_at`), the bandwidth ceiling from
+    the `add` kernel streaming a set that does not (`stream_at`).
+
+    Parameters
+    ----------
+    compute_at : SimParams, optional
+        The cache-resident parameter set (default log N 13, 7 limbs, dnum 2).
+    stream_at : SimParams, optional
+        The streaming parameter set (default log N 15, 21 limbs, dnum 3).
+    threads : int, optional
+        Threads of the measuring Context (default 2).
+    repeats : int, optional
+        Runs of the operation mix; the best rate of each kernel is kept (default 5).
+    progress : callable, optional
+        Called with a line of text before each run.
+
+    Returns
+    -------
+    Profile
+        The "cpu" profile, with per-kernel rates and how they were measured.
+    """
     rates, counts = _kernel_rates(compute_at, threads, repeats, progress)
     stream, _ = _kernel_rates(stream_at, threads, repeats, progress)
     in_op_ntt = {k: rates[k] for k in ("ntt_forward", "ntt_inverse") if k in rates}
@@ -111,9 +135,38 @@ MEASURABLE = ("Mult", "Rotate", "Conjugate", "HoistedRotate", "Add", "PtAdd", "P
 
 def measure(op: str, p: SimParams, threads: int = 2, runs: int = 5, rotations: int = 8,
             merged: bool = True, lt=None, hoisted: bool = True) -> dict:
-    """Median wall time of the library doing `op` on a ciphertext of p.ell limbs (p.limbs at the top).
-    LinearTransform: `lt` (a kernels.LTPlan: diagonal indices, slots, n1) with random diagonals, applied by
-    the hoisted path or (hoisted=False) the plain one."""
+    """Measure the wall time of the library doing `op` on a ciphertext of p.ell limbs (p.limbs at the top).
+
+    Parameters
+    ----------
+    op : str
+        An operation of MEASURABLE.
+    p : SimParams
+        The parameter set (a ciphertext at ``p.ell`` limbs).
+    threads : int, optional
+        Threads of the Context (default 2).
+    runs : int, optional
+        Timed runs (default 5).
+    rotations : int, optional
+        Rotations of HoistedRotate (default 8).
+    merged : bool, optional
+        Mult with ModDown merged into the rescale (default True).
+    lt : kernels.LTPlan, optional
+        LinearTransform's shape (diagonal indices, slots, n1), applied with random diagonals; required for it.
+    hoisted : bool, optional
+        LinearTransform by the hoisted path (default True) or the plain one.
+
+    Returns
+    -------
+    dict
+        ``measured_ms`` (median), ``measured_min_ms``, ``kernels_best_ms`` (the sum over kernels of each
+        kernel's fastest traced run), ``runs`` and ``threads``.
+
+    Raises
+    ------
+    ValueError
+        If `op` is not measurable, or LinearTransform is asked for without `lt`.
+    """
     if op not in MEASURABLE:
         raise ValueError(f"cannot measure {op} with the library yet (no bootstrapping); "
                          f"measurable: {', '.join(MEASURABLE)}")

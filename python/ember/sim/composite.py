@@ -1,6 +1,8 @@
-"""Composite operations in the ember accounting -- modelled, not validated against the library: polynomial
-evaluation, bootstrapping -- and run_op(), one operation of the paper's list on a modelled ring. Part of
-ember.sim.kernels (the facade re-exports it)."""
+"""Composite operations in the ember accounting, and run_op(): one operation of the paper's list on a model.
+
+The composite operations -- polynomial evaluation, bootstrapping -- are modelled, not validated against the
+library. Part of ember.sim.kernels (the facade re-exports it).
+"""
 from __future__ import annotations
 
 import math
@@ -15,9 +17,11 @@ from .lintrans import LTPlan, band_indices, dft_indices, lintrans, parse_indices
 # ---- composite operations (modelled, not validated against the library: polynomial evaluation, bootstrapping) --
 
 def poly_eval(m: EmberModel, a: Ct, degree: int) -> Ct:
-    """Chebyshev evaluation by baby-step giant-step (Bossuat et al.): T_1..T_2^l by products, giant steps
-    T_2^l, T_2^(l+1), ... by squarings, leaves as constant combinations of the baby steps, then a product
-    per internal node of the giant-step tree."""
+    """Issue the kernels of a Chebyshev evaluation of `degree` on `a` by baby-step giant-step (Bossuat et al.).
+
+    T_1..T_2^l by products, giant steps T_2^l, T_2^(l+1), ... by squarings, leaves as constant combinations of
+    the baby steps, then a product per internal node of the giant-step tree. Returns the result's ciphertext.
+    """
     levels = int(math.ceil(math.log2(degree + 1)))
     ell = levels // 2
     powers = {1: a}
@@ -68,12 +72,15 @@ def _drop(a: Ct, q: int) -> Ct:
 
 
 def bootstrap(m: EmberModel, p: SimParams, hoist: bool = True) -> dict:
-    """ModRaise, CoeffToSlot (fft_iters linear transforms, conjugation split), EvalMod (polynomial of
+    """Issue the kernels of a bootstrapping; return its stages' costs and the output's limbs.
+
+    ModRaise, CoeffToSlot (fft_iters linear transforms, conjugation split), EvalMod (polynomial of
     p.poly_degree and p.double_angle squarings, on the real and imaginary parts), SlotToCoeff.
 
     The DFTs are the library's: dft_factors(log N, N/2, fft_iters, ...) applied as LinearTransforms over
     N/2 slots with the library's n1, each by lintrans() (its double-hoisted path when `hoist`, else the plain
-    one), so this PtMatVecMult is the validated linear-transform model."""
+    one), so this PtMatVecMult is the validated linear-transform model.
+    """
     r = m.ring
     stages = {}
     n = r.n
@@ -130,10 +137,12 @@ def bootstrap(m: EmberModel, p: SimParams, hoist: bool = True) -> dict:
 
 
 def lt_spec(p: SimParams, diagonals: int = 0, indices=None, slots: int = 0, n1: int = 0) -> LTPlan:
-    """The linear transform of op LinearTransform: the diagonal indices given (taken mod slots; or a
-    parse_indices() string), else a band of `diagonals` diagonals centred on 0, else the first CoeffToSlot
-    factor of the library's DFT with p.fft_iters levels; over `slots` slots (default N/2), n1 baby steps
-    (0: the library's choice)."""
+    """Return the linear transform of op LinearTransform as an LTPlan.
+
+    The diagonal indices given (taken mod slots; or a parse_indices() string), else a band of `diagonals`
+    diagonals centred on 0, else the first CoeffToSlot factor of the library's DFT with p.fft_iters levels;
+    over `slots` slots (default N/2), n1 baby steps (0: the library's choice).
+    """
     slots = slots or p.slots
     if slots < 1 or slots & (slots - 1) or slots > p.slots:
         raise ValueError(f"slots must be a power of two in [1, N/2 = {p.slots}], got {slots}")
@@ -157,13 +166,14 @@ OPS = ("PtAdd", "Add", "PtMult", "Mult", "Decomp", "ModUp", "KSKInnerProd", "Mod
 def run_op(op: str, p: SimParams, cache_bytes: float = 0, tech: Techniques = Techniques(merge=True, hoist=True),
            rotations: int = 8, diagonals: int = 0, ring: Optional[Ring] = None, indices=None,
            slots: int = 0, n1: int = 0) -> EmberModel:
-    """Issues the kernels of one operation on an operand of p.ell limbs and returns the model.
+    """Issue the kernels of one operation on an operand of p.ell limbs and return the model.
 
     Where Ember's operations differ from the paper's columns: Decomp is the copy of each digit's own limbs
     (Ember fuses it into ModUp), ModUp raises every digit of one polynomial, KSKInnerProd is both dot products,
     ModDown divides one polynomial by P, PtMult includes its Rescale, Automorph permutes both polynomials.
     LinearTransform is the library's (lintrans(); see lt_spec() for its diagonals, slots and n1), hoisted
-    (apply()) when tech.hoist, else the plain path."""
+    (apply()) when tech.hoist, else the plain path.
+    """
     ring = ring or Ring.from_sim(p)
     m = EmberModel(ring, cache_limbs=int(cache_bytes // (ring.n * WORD)), key_compression=tech.compress,
                    merge=tech.merge)

@@ -1,12 +1,17 @@
-"""What the simulator counts: a Cost (operations and main-memory bytes by kind of data), the scheme and
-machine parameters it is a function of, and the MAD techniques as switches.
+"""What the simulator counts: a Cost, the parameters it is a function of, and the MAD techniques as switches.
+
+A Cost holds operations and main-memory bytes by kind of data; it is a function of the scheme and machine
+parameters (SimParams, Machine) and of the techniques (Techniques).
 
 Two accountings share these types:
-  *ember*  counts what Ember's kernels do (cpp/backend/cpu/cpu_backend.cpp), kernel by kernel, so that it
-           equals the library's trace counters exactly;
-  *paper*  counts by the MAD paper's conventions (001, Sections 2.3 and 3; its simulator SimFHE):
-           every NTT also generates its twiddles, NewLimb costs k(1 + m) products, words are stored in
-           `word_bits` bits, and DRAM traffic follows the paper's cache levels.
+
+*ember*
+    Counts what Ember's kernels do (cpp/backend/cpu/cpu_backend.cpp), kernel by kernel, so that it equals the
+    library's trace counters exactly.
+*paper*
+    Counts by the MAD paper's conventions (001, Sections 2.3 and 3; its simulator SimFHE): every NTT also
+    generates its twiddles, NewLimb costs k(1 + m) products, words are stored in `word_bits` bits, and DRAM
+    traffic follows the paper's cache levels.
 """
 from __future__ import annotations
 
@@ -20,7 +25,28 @@ BYTE_KINDS = ("ct_read", "ct_write", "key_read", "pt_read")
 
 @dataclass
 class Cost:
-    """Modular operations and main-memory traffic of one operation (or a sum of them)."""
+    """Modular operations and main-memory traffic of one operation (or a sum of them).
+
+    Costs add (``a + b``, ``a += b``) and scale by a number (``k * a``), field by field.
+
+    Parameters
+    ----------
+    mod_mul : float, optional
+        Modular multiplications (default 0).
+    mod_add : float, optional
+        Modular additions (default 0).
+    ntt : float, optional
+        Limb transforms (forward or inverse), counted once each (default 0).
+    ct_read : float, optional
+        Bytes of ciphertext limbs read from main memory (default 0).
+    ct_write : float, optional
+        Bytes of ciphertext limbs written to main memory (default 0).
+    key_read : float, optional
+        Bytes of switching-key limbs read (default 0).
+    pt_read : float, optional
+        Bytes of plaintext limbs read (default 0).
+    """
+
     mod_mul: float = 0
     mod_add: float = 0
     ntt: float = 0          # limb transforms (forward or inverse), counted once each
@@ -30,14 +56,17 @@ class Cost:
     pt_read: float = 0
 
     def __add__(self, o: "Cost") -> "Cost":
+        """Return the field-by-field sum of two costs."""
         return Cost(*(getattr(self, f.name) + getattr(o, f.name) for f in fields(self)))
 
     def __iadd__(self, o: "Cost") -> "Cost":
+        """Add another cost to this one, field by field."""
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(o, f.name))
         return self
 
     def __mul__(self, k: float) -> "Cost":
+        """Return the cost with every field multiplied by `k`."""
         return Cost(*(getattr(self, f.name) * k for f in fields(self)))
 
     __rmul__ = __mul__
@@ -58,6 +87,15 @@ class Cost:
         return self.ops / self.dram if self.dram else float("inf")
 
     def as_dict(self) -> dict:
+        """Return the cost as a dictionary: its fields plus derived figures.
+
+        Returns
+        -------
+        dict
+            Every field (an int when it is integral), and ``gops`` (operations / 1e9), ``mults`` (modular
+            multiplications), ``dram_gb`` (bytes / 1e9) and ``ai`` (operations per byte, rounded; None without
+            traffic).
+        """
         d = {f.name: _num(getattr(self, f.name)) for f in fields(self)}
         d.update(gops=self.ops / 1e9, mults=_num(self.mod_mul), dram_gb=self.dram / 1e9,
                  ai=round(self.ai, 4) if self.dram else None)
@@ -86,7 +124,28 @@ TECH_HELP = {
 
 @dataclass(frozen=True)
 class Techniques:
-    """The MAD techniques as switches. Caching ones apply only when the cache holds what they need."""
+    """The MAD techniques as switches.
+
+    Caching ones apply only when the cache holds what they need. ``TECH_HELP`` describes each.
+
+    Parameters
+    ----------
+    o1 : bool, optional
+        Cache O(1) limbs: several sub-operations per limb while it is on chip (default False).
+    beta : bool, optional
+        Cache O(beta) limbs: one limb of every digit (default False).
+    alpha : bool, optional
+        Cache O(alpha) limbs: base conversion on chip (default False).
+    reorder : bool, optional
+        Limb re-ordering in ModDown (default False).
+    merge : bool, optional
+        ModDown merged with Rescale in Mult (default False).
+    hoist : bool, optional
+        ModDown (and ModUp) hoisting in the linear transforms (default False).
+    compress : bool, optional
+        Key compression: half of every switching key from a PRNG seed (default False).
+    """
+
     o1: bool = False
     beta: bool = False
     alpha: bool = False
@@ -97,8 +156,25 @@ class Techniques:
 
     @classmethod
     def parse(cls, spec: str) -> "Techniques":
-        """'none', 'all', 'caching' (o1, beta, alpha, reorder), 'fit' (same as caching: what fits is used)
-        or a comma list of names from TECHNIQUES (a leading '-' removes one: 'all,-compress')."""
+        """Parse a technique list.
+
+        Parameters
+        ----------
+        spec : str
+            'none', 'all', 'caching' (o1, beta, alpha, reorder), 'fit' (same as caching: what fits is used) or a
+            comma list of names from TECHNIQUES and these groups, applied left to right (a leading '-' removes
+            one: 'all,-compress').
+
+        Returns
+        -------
+        Techniques
+            The switches.
+
+        Raises
+        ------
+        ValueError
+            If a name is unknown.
+        """
         on: set[str] = set()
         for tok in (t.strip() for t in spec.split(",")):
             if not tok or tok == "none":
@@ -115,9 +191,23 @@ class Techniques:
         return cls(**{t: t in on for t in TECHNIQUES})
 
     def names(self) -> list[str]:
+        """Return the names of the techniques switched on, in TECHNIQUES order.
+
+        Returns
+        -------
+        list of str
+            The names.
+        """
         return [t for t in TECHNIQUES if getattr(self, t)]
 
     def label(self) -> str:
+        """Return the techniques switched on as a comma list (``"none"`` when there is none).
+
+        Returns
+        -------
+        str
+            What :meth:`parse` reads back.
+        """
         return ",".join(self.names()) or "none"
 
 
@@ -127,12 +217,32 @@ BASELINE = Techniques()
 
 @dataclass(frozen=True)
 class Machine:
-    """The on-chip memory the traffic model assumes (bytes). 0: nothing is reused between kernels."""
+    """The on-chip memory the traffic model assumes.
+
+    Parameters
+    ----------
+    cache_bytes : float, optional
+        Its size in bytes (default 0: nothing is reused between kernels).
+    """
+
     cache_bytes: float = 0
 
     @classmethod
     def mb(cls, cache_mb: float) -> "Machine":
-        """--cache-mb is in MiB (2^20 bytes): the paper's '1 MB limb' at N = 2^17, 64-bit words is 2^20 bytes."""
+        """Make a machine of `cache_mb` MiB of on-chip memory.
+
+        --cache-mb is in MiB (2^20 bytes): the paper's '1 MB limb' at N = 2^17, 64-bit words is 2^20 bytes.
+
+        Parameters
+        ----------
+        cache_mb : float
+            The on-chip memory in MiB.
+
+        Returns
+        -------
+        Machine
+            ``Machine(cache_bytes=cache_mb * 2**20)``.
+        """
         return cls(cache_bytes=cache_mb * 2 ** 20)
 
 
@@ -140,14 +250,37 @@ class Machine:
 class SimParams:
     """A CKKS parameter set as the simulator sees it.
 
-    log_n: ring degree N = 2^log_n. limbs: ciphertext limbs at the top (L + 1 primes of Q for ember,
-    the paper's l). dnum: digits of the switching key. word_bits: bits per stored residue (64 in Ember;
-    the paper packs limbs of log q bits). prime_bits: bits of each prime (the security bound and
-    log Q1 of Eq. 3 depend on it). fft_iters: linear transforms of CoeffToSlot (and of SlotToCoeff).
-    poly_degree, double_angle: the modular-reduction polynomial of EvalMod and its squarings.
-    special: special primes K (ember accounting); None computes them like CkksParams does.
-    level_limbs: limbs of the operand (default: limbs), to cost an operation lower in the chain.
+    Parameters
+    ----------
+    log_n : int, optional
+        Ring degree N = 2^log_n, in [3, 20] (default 17).
+    limbs : int, optional
+        Ciphertext limbs at the top: L + 1 primes of Q for ember, the paper's l; at least 2 (default 35).
+    dnum : int, optional
+        Digits of the switching key, in [1, limbs] (default 3).
+    word_bits : float, optional
+        Bits per stored residue, in [8, 64]: 64 in Ember; the paper packs limbs of log q bits (default 64).
+    prime_bits : int, optional
+        Bits of each prime: the security bound and log Q1 of Eq. 3 depend on it (default 50).
+    fft_iters : int, optional
+        Linear transforms of CoeffToSlot (and of SlotToCoeff), in [1, log_n - 1] (default 3).
+    poly_degree : int, optional
+        Degree of the modular-reduction polynomial of EvalMod (default 63).
+    double_angle : int, optional
+        Its squarings (double-angle steps; default 2).
+    special : int, optional
+        Special primes K (ember accounting); None (the default) computes them like CkksParams does.
+    level_limbs : int, optional
+        Limbs of the operand, in [1, limbs], to cost an operation lower in the chain; None (the default): limbs.
+    first_mod_bits : int, optional
+        Bits of the first prime of Q (default 60): the ember accounting's special primes depend on it.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of its range.
     """
+
     log_n: int = 17
     limbs: int = 35
     dnum: int = 3
@@ -161,6 +294,7 @@ class SimParams:
     first_mod_bits: int = 60
 
     def __post_init__(self):
+        """Check every field's range."""
         if not 3 <= self.log_n <= 20:
             raise ValueError(f"log_n must be in [3, 20], got {self.log_n}")
         if self.limbs < 2:
@@ -176,18 +310,22 @@ class SimParams:
 
     @property
     def n(self) -> int:
+        """The ring degree N = 2^log_n."""
         return 1 << self.log_n
 
     @property
     def slots(self) -> int:
+        """The slots, N / 2."""
         return self.n // 2
 
     @property
     def word_bytes(self) -> float:
+        """Bytes per stored residue, word_bits / 8."""
         return self.word_bits / 8
 
     @property
     def limb_bytes(self) -> float:
+        """Bytes of one limb, N words."""
         return self.n * self.word_bytes
 
     @property
@@ -201,20 +339,67 @@ class SimParams:
         return -(-self.limbs // self.dnum)
 
     def with_(self, **kw) -> "SimParams":
+        """Return a copy with some fields replaced (checked again).
+
+        Parameters
+        ----------
+        **kw
+            The fields to replace, by name.
+
+        Returns
+        -------
+        SimParams
+            The copy.
+        """
         return replace(self, **kw)
 
     def as_dict(self) -> dict:
+        """Return the parameters records show.
+
+        Returns
+        -------
+        dict
+            log_n, limbs, dnum, word_bits, prime_bits, fft_iters and level_limbs (the operand's limbs,
+            :attr:`ell`).
+        """
         return dict(log_n=self.log_n, limbs=self.limbs, dnum=self.dnum, word_bits=self.word_bits,
                     prime_bits=self.prime_bits, fft_iters=self.fft_iters, level_limbs=self.ell)
 
 
 def ceil_log2(x: int) -> int:
+    """Return ceil(log2(x))."""
     return int(math.ceil(math.log2(x)))
 
 
 @dataclass
 class Result:
-    """One simulated operation: its cost, what produced it, and the stages it splits into."""
+    """One simulated operation: its cost, what produced it, and the stages it splits into.
+
+    Parameters
+    ----------
+    op : str
+        The operation (one of ``OPS``).
+    accounting : str
+        ``"paper"`` or ``"ember"``.
+    params : SimParams
+        The parameter set.
+    cache_bytes : float
+        The on-chip memory assumed, in bytes.
+    techniques : Techniques
+        The techniques (the paper accounting: those that applied).
+    cost : Cost
+        The operation's cost.
+    cache_level : str, optional
+        The cache level that applied (paper), or the limbs the cache holds (ember; default ``""``).
+    stages : dict, optional
+        ``{stage name: Cost}``: the sub-operations the cost splits into (default empty).
+    kernels : dict, optional
+        The ember accounting's per-kernel counts (default empty).
+    extra : dict, optional
+        More facts for the record: times on a device, bootstrapping's fresh limbs and throughput, ... (default
+        empty).
+    """
+
     op: str
     accounting: str
     params: SimParams
@@ -227,7 +412,14 @@ class Result:
     extra: dict = field(default_factory=dict)
 
     def record(self) -> dict:
-        """The flat JSON record the CLI prints: op, gops, mults, dram_gb and the parameters."""
+        """Return the flat JSON record the CLI prints.
+
+        Returns
+        -------
+        dict
+            op, accounting, gops, mults, adds, ntt, dram_gb and its parts by kind, ai, the parameters
+            (:meth:`SimParams.as_dict`), cache_mb, cache_level, techniques, and everything in `extra`.
+        """
         r = dict(op=self.op, accounting=self.accounting)
         c = self.cost.as_dict()
         r.update(gops=round(c["gops"], 6), mults=c["mults"], adds=c["mod_add"], ntt=c["ntt"],

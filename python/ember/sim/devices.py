@@ -37,6 +37,38 @@ from typing import Optional, Union
 
 @dataclass
 class Profile:
+    """A device as the time model sees it: a roofline of modular operations and DRAM bandwidth.
+
+    ``DEVICES`` (ember.sim.devices.BUILTIN) holds the profiles of published devices; ``ember sim calibrate``
+    measures this machine's CPU.
+
+    Parameters
+    ----------
+    name : str
+        The device's name.
+    mul_per_s : float
+        Modular multiplications per second (whole device).
+    add_per_s : float
+        Modular additions per second.
+    bandwidth : float
+        DRAM bytes per second.
+    cache_mb : float, optional
+        On-chip memory in MiB (default 0).
+    source : str, optional
+        Where the figures come from (default ``""``).
+    multipliers : int, optional
+        ASIC-style: modular multipliers, for Eq. 3 searches (default 0).
+    freq_hz : float, optional
+        Clock frequency in Hz (default 0: not given).
+    kernel_rates : dict, optional
+        ``{kernel: rate}``: per-kernel rates measured by ``ember sim calibrate``, in the work units of
+        ``ember.sim.timing.KERNEL_WORK`` per second (default empty: the aggregate rates are used).
+    threads : int, optional
+        Threads of a calibrated CPU profile (default 0).
+    measured : dict, optional
+        How a calibrated profile was measured (parameter sets, repeats, other rates; default empty).
+    """
+
     name: str
     mul_per_s: float            # modular multiplications per second (whole device)
     add_per_s: float            # modular additions per second
@@ -52,7 +84,7 @@ class Profile:
 
     # serialisation: to_dict / from_dict / save / load, as everywhere in ember
     def to_dict(self) -> dict:
-        """The profile as plain JSON-able data.
+        """Return the profile as plain JSON-able data.
 
         Returns
         -------
@@ -92,22 +124,45 @@ class Profile:
         return _parse(Path(path).read_bytes())
 
     def to_json(self) -> str:
-        """Deprecated: ``json.dumps(profile.to_dict())``, or :meth:`save`."""
+        """Return the profile as JSON text (deprecated: ``json.dumps(profile.to_dict())``, or :meth:`save`).
+
+        Returns
+        -------
+        str
+            The JSON document, indented, keys sorted.
+        """
         warnings.warn("Profile.to_json() is deprecated: use Profile.to_dict() (and json.dumps) or Profile.save(path)",
                       DeprecationWarning, stacklevel=2)
         return _dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Profile":
-        """Deprecated: ``Profile.from_dict(json.loads(text))``, or :meth:`load`."""
+        """Read a profile from JSON text (deprecated: ``Profile.from_dict(json.loads(text))``, or :meth:`load`).
+
+        Parameters
+        ----------
+        text : str or bytes
+            The JSON document.
+
+        Returns
+        -------
+        Profile
+            The profile.
+
+        Raises
+        ------
+        ValueError
+            Invalid JSON or a malformed profile (naming the field).
+        """
         warnings.warn("Profile.from_json() is deprecated: use Profile.from_dict(json.loads(text)) or "
                       "Profile.load(path)", DeprecationWarning, stacklevel=2)
         return _parse(text)
 
     @classmethod
     def from_dict(cls, d) -> "Profile":
-        """A profile from its dictionary (e.g. a file ``ember sim calibrate`` wrote); a malformed one is a
-        ValueError naming the field. Unknown keys are ignored.
+        """Make a profile from its dictionary (e.g. a file ``ember sim calibrate`` wrote).
+
+        A malformed one is a ValueError naming the field. Unknown keys are ignored.
 
         Parameters
         ----------
@@ -176,6 +231,28 @@ def _parse(text: Union[str, bytes]) -> Profile:
 
 
 def asic(name: str, multipliers: int, bandwidth: float, cache_mb: float, source: str, freq_hz: float = 1e9) -> Profile:
+    """Return the profile of an ASIC-style design: one modular operation per multiplier per cycle.
+
+    Parameters
+    ----------
+    name : str
+        The device's name.
+    multipliers : int
+        Its modular multipliers.
+    bandwidth : float
+        DRAM bytes per second.
+    cache_mb : float
+        On-chip memory in MiB.
+    source : str
+        Where the figures come from.
+    freq_hz : float, optional
+        The clock (default 1e9: the paper's 1 GHz).
+
+    Returns
+    -------
+    Profile
+        Modular multiplications and additions each at ``multipliers * freq_hz`` per second.
+    """
     ops = multipliers * freq_hz
     return Profile(name, ops, ops, bandwidth, cache_mb, source, multipliers, freq_hz)
 
@@ -197,7 +274,10 @@ CPU_PROFILE_ENV = "EMBER_SIM_CPU_PROFILE"
 
 
 def default_cpu_profile_path() -> Path:
-    """Where `ember sim calibrate` writes this machine's profile (and where `--device cpu` reads it)."""
+    """Return where `ember sim calibrate` writes this machine's profile (and where `--device cpu` reads it).
+
+    $EMBER_SIM_CPU_PROFILE when set, else ``$XDG_CACHE_HOME/ember/sim-cpu.json`` (``~/.cache`` by default).
+    """
     env = os.environ.get(CPU_PROFILE_ENV)
     if env:
         return Path(env)
@@ -210,7 +290,7 @@ REFERENCE_CPU_PROFILE = Path(__file__).with_name("reference_cpu.json")
 
 
 def reference_cpu_profile() -> Profile:
-    """The embedded reference machine's calibrated CPU profile (its `source` names the machine).
+    """Return the embedded reference machine's calibrated CPU profile (its `source` names the machine).
 
     Returns
     -------
@@ -222,7 +302,7 @@ def reference_cpu_profile() -> Profile:
 
 
 def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
-    """The CPU profile the time models use, and where it comes from.
+    """Return the CPU profile the time models use, and where it comes from.
 
     Parameters
     ----------
@@ -232,8 +312,10 @@ def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
 
     Returns
     -------
-    (Profile, str)
-        The profile and a label for the output: "calibrated (PATH)" or "embedded reference (MACHINE ...)".
+    profile : Profile
+        The profile.
+    label : str
+        A label for the output: "calibrated (PATH)" or "embedded reference (MACHINE ...)".
 
     Raises
     ------
@@ -255,8 +337,26 @@ def cpu_profile(path: Optional[str] = None) -> tuple[Profile, str]:
 
 
 def load(name_or_path: str, cpu_profile_path: Optional[str] = None) -> Profile:
-    """A built-in profile by name, 'cpu' (this machine's calibration, else the embedded reference machine's:
-    cpu_profile()), or a JSON file."""
+    """Return a built-in profile by name, 'cpu', or a profile JSON file.
+
+    Parameters
+    ----------
+    name_or_path : str
+        A name of BUILTIN; 'cpu' (this machine's calibration, else the embedded reference machine's:
+        :func:`cpu_profile`); or the path of a profile JSON file.
+    cpu_profile_path : str, optional
+        The profile file 'cpu' reads (default: :func:`cpu_profile`'s choice).
+
+    Returns
+    -------
+    Profile
+        The profile.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown and no such file exists, or the file is not a valid profile.
+    """
     if name_or_path in BUILTIN:
         return BUILTIN[name_or_path]
     if name_or_path == "cpu":

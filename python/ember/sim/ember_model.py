@@ -39,8 +39,10 @@ UNTRACED = ("memcpy", "memset", "mod_raise")
 
 
 def special_primes(q_count: int, dnum: int, log_scale: int = 50, first_mod_bits: int = 60, sp_bits: int = 60) -> int:
-    """K as cpp/ckks/params.cpp picks it: the fewest sp_bits primes with log P >= largest digit + 16 bits.
-    Digits are cut from the top, so the largest one holds alpha scale primes (or q_0 when dnum = q_count)."""
+    """Return K as cpp/ckks/params.cpp picks it: the fewest sp_bits primes with log P >= largest digit + 16 bits.
+
+    Digits are cut from the top, so the largest one holds alpha scale primes (or q_0 when dnum = q_count).
+    """
     bits = [first_mod_bits] + [log_scale] * (q_count - 1)
     best = max((float(sum(bits[first:last])) for first, last in digit_partition(q_count, dnum)), default=0.0)
     k = math.ceil((best + 16) / (sp_bits - 0.5))
@@ -52,6 +54,7 @@ def special_primes(q_count: int, dnum: int, log_scale: int = 50, first_mod_bits:
 @dataclass(eq=False)
 class Tensor:
     """A polynomial (or scratch limbs): `limbs` limbs; kind ct / key / pt / tmp decides its byte category."""
+
     name: str
     limbs: int
     kind: str = "tmp"
@@ -61,13 +64,16 @@ class Tensor:
 
     @property
     def p(self) -> int:
+        """The P limbs: limbs beyond the first q."""
         return self.limbs - self.q
 
     @property
     def root(self) -> "Tensor":
+        """The tensor whose storage this one is (itself unless it is a view)."""
         return self.base.root if self.base is not None else self
 
     def view(self, q: int) -> "Tensor":
+        """Return a view of the first q limbs of this tensor's storage (no kernel)."""
         return Tensor(self.name, q, self.kind, q, base=self.root)
 
 
@@ -75,7 +81,8 @@ class LimbCache:
     """A managed on-chip memory of `capacity` limbs, least recently used out first.
 
     Reads of absent limbs and write-backs of evicted dirty limbs are DRAM traffic. capacity 0 is
-    write-through: every access is DRAM traffic (the kernels' own I/O)."""
+    write-through: every access is DRAM traffic (the kernels' own I/O).
+    """
 
     def __init__(self, capacity: int):
         self.capacity = max(0, int(capacity))
@@ -91,6 +98,7 @@ class LimbCache:
                 cost.ct_write += limb_bytes
 
     def read(self, t: Tensor, i: int, cost: Cost, limb_bytes: int):
+        """Read limb i of t: DRAM traffic of its kind unless it is on chip; it is then on chip."""
         t = t.root
         key = (id(t), i)
         if key in self.lines:
@@ -109,6 +117,7 @@ class LimbCache:
             self._evict(cost, limb_bytes)
 
     def write(self, t: Tensor, i: int, cost: Cost, limb_bytes: int):
+        """Write limb i of t: on chip (dirty) when there is a cache, else straight to DRAM."""
         if not self.capacity:
             cost.ct_write += limb_bytes
             return
@@ -121,6 +130,7 @@ class LimbCache:
         self._evict(cost, limb_bytes)
 
     def free(self, t: Tensor):
+        """Mark t dead: its limbs leave the cache without being written back."""
         t = t.root
         t.dead = True
         for i in self.by_tensor.pop(id(t), ()):
@@ -138,6 +148,7 @@ class LimbCache:
 @dataclass
 class Ring:
     """The shape of an Ember parameter set: N, the Q chain length, K special primes, dnum."""
+
     log_n: int
     q_count: int
     k: int
@@ -146,9 +157,12 @@ class Ring:
 
     @classmethod
     def from_sim(cls, p: SimParams, merged: Optional[bool] = None) -> "Ring":
-        """K from p.special, else from the library's own prime selection when it is importable, else from
-        special_primes() (which assumes primes of exactly log_scale bits: it can be one short of the
-        library when the largest digit plus 16 bits lands on a multiple of 59.5 bits)."""
+        """Make the ring of a SimParams, with K from p.special when it is set.
+
+        Else K comes from the library's own prime selection when it is importable, else from special_primes()
+        (which assumes primes of exactly log_scale bits: it can be one short of the library when the largest
+        digit plus 16 bits lands on a multiple of 59.5 bits).
+        """
         k = p.special
         if k is None:
             k = _library_special_primes(p, p.prime_bits)
@@ -158,12 +172,13 @@ class Ring:
 
     @classmethod
     def from_params(cls, params, merged: Optional[bool] = None) -> "Ring":
-        """From an ember.CkksParams: the exact chain and special primes the library uses."""
+        """Make the ring of an ember.CkksParams: the exact chain and special primes the library uses."""
         return cls(params.log_n, len(params.q_primes), len(params.p_primes), params.dnum,
                    _vector_ntt() if merged is None else merged)
 
     @property
     def n(self) -> int:
+        """The ring degree N = 2^log_n."""
         return 1 << self.log_n
 
 
@@ -179,24 +194,31 @@ def _library_special_primes(p: SimParams, log_scale: int) -> Optional[int]:
 
 
 def _vector_ntt() -> bool:
-    """Whether the inverse NTT merges N^-1 into its last stage: every path of this library does (the scalar one too,
-    since the every-CPU work of issue 30); kept as a function so that accountings of older builds can say False."""
+    """Return whether the inverse NTT merges N^-1 into its last stage.
+
+    Every path of this library does (the scalar one too, since the every-CPU work of issue 30); kept as a
+    function so that accountings of older builds can say False.
+    """
     return True
 
 
 @dataclass
 class Ct:
+    """A ciphertext of the model: its two polynomials."""
+
     c0: Tensor
     c1: Tensor
 
     @property
     def q(self) -> int:
+        """Its Q limbs (the level + 1)."""
         return self.c0.q
 
 
 @dataclass
 class EmberModel:
     """Issues Ember's kernels for an operation; `counts` is comparable with ember.trace() counts."""
+
     ring: Ring
     cache_limbs: int = 0
     key_compression: bool = False
@@ -207,24 +229,28 @@ class EmberModel:
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        """Make the limb cache and the per-model state."""
         self.cache = LimbCache(self.cache_limbs)
         self.limb_bytes = self.ring.n * WORD
         self._keys: dict[object, tuple[list[Tensor], list[Tensor]]] = {}
 
     # ---- tensors --------------------------------------------------------------------------------
     def ciphertext(self, q: int, name="ct") -> Ct:
+        """Return an input ciphertext of q limbs (ValueError outside [1, q_count])."""
         if not 1 <= q <= self.ring.q_count:
             raise ValueError(f"ciphertext limbs must be in [1, {self.ring.q_count}], got {q}")
         return Ct(Tensor(name + ".c0", q, "ct", q), Tensor(name + ".c1", q, "ct", q))
 
     def plaintext(self, q: int, name="pt") -> Tensor:
+        """Return an input plaintext of q limbs."""
         return Tensor(name, q, "pt", q)
 
     def tmp(self, q: int, p: int = 0, name="tmp") -> Tensor:
+        """Return a temporary of q Q limbs and p P limbs."""
         return Tensor(name, q + p, "tmp", q)
 
     def key(self, which) -> tuple[list[Tensor], list[Tensor]]:
-        """(b, a) digit polynomials over Q U P of a switching key (one per key digit)."""
+        """Return the (b, a) digit polynomials over Q U P of a switching key (one per key digit)."""
         if which not in self._keys:
             r = self.ring
             digits = len(digit_partition(r.q_count, r.dnum))
@@ -233,11 +259,12 @@ class EmberModel:
         return self._keys[which]
 
     def free(self, *ts: Tensor):
+        """Mark tensors dead (their limbs leave the cache unwritten)."""
         for t in ts:
             self.cache.free(t)
 
     def free_ct(self, *cts: "Ct"):
-        """Temporaries that are dead (inputs of the operation stay)."""
+        """Mark the temporaries of these ciphertexts dead (inputs of the operation stay)."""
         for c in cts:
             for t in (c.c0, c.c1):
                 if t.root.kind == "tmp":
@@ -263,7 +290,7 @@ class EmberModel:
         self.cache.write(t, i, self.cost, self.limb_bytes)
 
     def _elementwise(self, name, out: Tensor, out_idx, ins: list[tuple[Tensor, list[int]]], mul=0, add=0):
-        """A limb-parallel kernel: for each output limb, read the inputs' limbs then write it."""
+        """Issue a limb-parallel kernel: for each output limb, read the inputs' limbs then write it."""
         n = self.ring.n
         for j, i in enumerate(out_idx):
             for t, idx in ins:
@@ -273,8 +300,10 @@ class EmberModel:
         self._count(name, mul * n * m, add * n * m, 0, len(ins) * m, m)
 
     def ntt(self, t: Tensor, idx, inverse: bool, src: Optional[Tensor] = None):
-        """NTT of t's limbs idx in place, or out of place from src's same limbs (Backend::ntt_inverse_from:
-        the copy fused, each limb read from src and written to t once)."""
+        """Issue the NTT of t's limbs idx, in place or out of place from src's same limbs.
+
+        Out of place is Backend::ntt_inverse_from: the copy fused, each limb read from src and written to t once.
+        """
         n, lg = self.ring.n, self.ring.log_n
         idx = list(idx)
         for i in idx:
@@ -285,43 +314,50 @@ class EmberModel:
                     len(idx), len(idx))
 
     def copy(self, out: Tensor, out_idx, a: Tensor, a_idx):
+        """Issue the copy kernel: a's limbs a_idx into out's limbs out_idx."""
         self._elementwise("copy", out, list(out_idx), [(a, list(a_idx))])
 
     def memcpy(self, out: Tensor, a: Tensor):
-        """A whole-polynomial copy outside the backend (not traced by the library)."""
+        """Issue a whole-polynomial copy outside the backend (not traced by the library)."""
         self._elementwise("memcpy", out, list(range(a.limbs)), [(a, list(range(a.limbs)))])
 
     def memset(self, out: Tensor):
-        """Zeroing a new polynomial (Poly's constructor, outside the backend; not traced)."""
+        """Issue the zeroing of a new polynomial (Poly's constructor, outside the backend; not traced)."""
         self._elementwise("memset", out, list(range(out.limbs)), [])
 
     def add(self, out, a, b, name="add"):
+        """Issue out = a + b over a's limbs (name: "add" or "sub")."""
         r = list(range(a.limbs))
         self._elementwise(name, out, r, [(a, r), (b, r)], add=1)
 
     def mul(self, out, a, b):
+        """Issue out = a * b over a's limbs."""
         r = list(range(a.limbs))
         self._elementwise("mul", out, r, [(a, r), (b, r)], mul=1)
 
     def mul_add(self, acc, a, b):
+        """Issue acc += a * b over a's limbs."""
         r = list(range(a.limbs))
         self._elementwise("mul_add", acc, r, [(a, r), (b, r), (acc, r)], mul=1, add=1)
 
     def mul_const(self, out, a, q: int, accumulate=False):
+        """Issue out = c a (or out += c a: mul_const_add) over the first q limbs."""
         r = list(range(q))
         ins = [(a, r)] + ([(out, r)] if accumulate else [])
         self._elementwise("mul_const_add" if accumulate else "mul_const", out, r, ins, mul=1, add=int(accumulate))
 
     def sub_mul_const(self, out, a, q: int):
+        """Issue out = (a - out) c over the first q limbs (ModDown's last step)."""
         r = list(range(q))
         self._elementwise("sub_mul_const", out, r, [(a, r), (out, r)], mul=1, add=1)
 
     def permute(self, out, a):
+        """Issue the automorph kernel: out = a permuted, over a's limbs."""
         r = list(range(a.limbs))
         self._elementwise("automorph", out, r, [(a, r)])
 
     def dot(self, out: Tensor, digits: list[Tensor], keys: list[Tensor], q: int, automorph=False):
-        """out = sum_t digits[t] * keys[t] over Q_l U P; key limbs are Q limbs 0..q-1 and all P limbs."""
+        """Issue out = sum_t digits[t] * keys[t] over Q_l U P; key limbs are Q limbs 0..q-1 and all P limbs."""
         n, terms = self.ring.n, len(digits)
         for i in range(out.limbs):
             ki = i if i < q else self.ring.q_count + (i - q)
@@ -333,7 +369,7 @@ class EmberModel:
         self._count("dot_automorph" if automorph else "dot", terms * n * m, (terms - 1) * n * m, 0, 2 * terms * m, m)
 
     def base_convert(self, src: Tensor, src_idx, dst: Tensor, dst_idx, centered: bool):
-        """NewLimb (Eq. 1, 001): slot-wise, every input limb is read before the outputs are written."""
+        """Issue NewLimb (Eq. 1, 001): slot-wise, every input limb is read before the outputs are written."""
         n = self.ring.n
         src_idx, dst_idx = list(src_idx), list(dst_idx)
         k, m = len(src_idx), len(dst_idx)
@@ -347,8 +383,11 @@ class EmberModel:
 
     # ---- ring layer: key switching (key_switch.cpp) ----------------------------------------------
     def mod_up_digits(self, c: Tensor) -> list[Tensor]:
-        """Decomp + ModUp: every limb to coefficient form once; per digit, copy its own limbs, NewLimb for the
-        others over Q_l U P, NTT of the new limbs."""
+        """Issue Decomp + ModUp of c; return the raised digits.
+
+        Every limb to coefficient form once; per digit, copy its own limbs, NewLimb for the others over Q_l U P,
+        NTT of the new limbs.
+        """
         ql, k = c.q, self.ring.k
         cc = self.tmp(ql, name="modup.coeff")
         if self.limb_fusion:  # the library's default: each limb copied and transformed in one pass
@@ -372,6 +411,7 @@ class EmberModel:
         return out
 
     def ksk_inner_product(self, digits: list[Tensor], key) -> tuple[Tensor, Tensor]:
+        """Issue the two dot products of the raised digits with switching key `key`; return (u, v) over QP."""
         b, a = self.key(key)
         ql, k = digits[0].q, self.ring.k
         off = len(b) - len(digits)
@@ -381,7 +421,7 @@ class EmberModel:
         return u, v
 
     def divide_by_dropped(self, x: Tensor, drop_q: int) -> Tensor:
-        """ModDown (drop_q = 0), ModDown merged with Rescale (drop_q = 1 over QP), Rescale (drop_q = 1 over Q)."""
+        """Issue ModDown (drop_q = 0), ModDown merged with Rescale (drop_q = 1 over QP) or Rescale (1 over Q)."""
         kept = x.q - drop_q
         dropped = list(range(kept, x.limbs))
         d = self.tmp(len(dropped), name="dropped")
@@ -395,19 +435,21 @@ class EmberModel:
         return out
 
     def p_mod_up(self, x: Tensor) -> Tensor:
-        """x times P over Q_l U P (PModUp): a zeroed polynomial over QP, mul_const on its Q limbs."""
+        """Issue x times P over Q_l U P (PModUp): a zeroed polynomial over QP, mul_const on its Q limbs."""
         out = self.tmp(x.q, self.ring.k, name="pmodup")
         self.memset(out)
         self.mul_const(out, x, x.q)
         return out
 
     def add_p_mod_up(self, acc: Tensor, x: Tensor):
-        """acc += P x on the Q limbs of acc (over QP)."""
+        """Issue acc += P x on the Q limbs of acc (over QP)."""
         self.mul_const(acc, x, x.q, accumulate=True)
 
     def rotate_raised(self, c0: Tensor, digits: list[Tensor], key) -> tuple[Tensor, Tensor]:
-        """P rot(c0, c1) over Q_l U P from the digits of c1 (lintrans.cpp, rotate_raised): the inner product,
-        P c0 added to its first half, both halves permuted over QP; no ModDown."""
+        """Issue P rot(c0, c1) over Q_l U P from the digits of c1 (lintrans.cpp, rotate_raised).
+
+        The inner product, P c0 added to its first half, both halves permuted over QP; no ModDown.
+        """
         u, v = self.ksk_inner_product(digits, key)
         self.add_p_mod_up(u, c0)
         r0, r1 = self.tmp(u.q, u.p, name="rr.c0"), self.tmp(v.q, v.p, name="rr.c1")
@@ -418,53 +460,58 @@ class EmberModel:
 
     # ---- CKKS evaluator (evaluator.cpp) -------------------------------------------------------------
     def add_ct(self, a: Ct, b: Ct, name="add") -> Ct:
+        """Issue a ciphertext addition (name "sub": a subtraction); return the result."""
         r = Ct(self.tmp(a.q, name="sum.c0"), self.tmp(a.q, name="sum.c1"))
         self.add(r.c0, a.c0, b.c0, name)
         self.add(r.c1, a.c1, b.c1, name)
         return r
 
     def add_plain(self, a: Ct, pt: Tensor) -> Ct:
+        """Issue a plaintext addition (c1 copied outside the backend); return the result."""
         r = Ct(self.tmp(a.q, name="ptsum.c0"), self.tmp(a.q, name="ptsum.c1"))
         self.add(r.c0, a.c0, pt)
         self.memcpy(r.c1, a.c1)  # a.c1 = a0.c1
         return r
 
     def copy_ct(self, a: Ct) -> Ct:
-        """A Ciphertext copy made outside the backend (a returned or selected copy; not traced)."""
+        """Issue a Ciphertext copy made outside the backend (a returned or selected copy; not traced)."""
         r = Ct(self.tmp(a.q, name="copy.c0"), self.tmp(a.q, name="copy.c1"))
         self.memcpy(r.c0, a.c0)
         self.memcpy(r.c1, a.c1)
         return r
 
     def mul_plain(self, a: Ct, pt: Tensor) -> Ct:
+        """Issue a plaintext product, before its Rescale; return the result."""
         r = Ct(self.tmp(a.q, name="ptprod.c0"), self.tmp(a.q, name="ptprod.c1"))
         self.mul(r.c0, a.c0, pt)
         self.mul(r.c1, a.c1, pt)
         return r
 
     def mul_const_ct(self, a: Ct) -> Ct:
-        """Multiplication by a real constant (mul_const kernels), before its Rescale."""
+        """Issue a multiplication by a real constant (mul_const kernels), before its Rescale."""
         r = Ct(self.tmp(a.q, name="cprod.c0"), self.tmp(a.q, name="cprod.c1"))
         self.mul_const(r.c0, a.c0, a.q)
         self.mul_const(r.c1, a.c1, a.q)
         return r
 
     def add_const_ct(self, a: Ct) -> Ct:
+        """Issue the addition of a constant (add_const on c0, c1 copied); return the result."""
         r = Ct(self.tmp(a.q, name="csum.c0"), self.tmp(a.q, name="csum.c1"))
         self._elementwise("add_const", r.c0, list(range(a.q)), [(a.c0, list(range(a.q)))], add=1)
         self.memcpy(r.c1, a.c1)  # a.c1 = a0.c1
         return r
 
     def rescale(self, a: Ct) -> Ct:
+        """Issue the Rescale of both polynomials; return the result."""
         return Ct(self.divide_by_dropped(a.c0, 1), self.divide_by_dropped(a.c1, 1))
 
     def tensor(self, a: Ct, b: Ct):
-        """(d0, d1, d2) of the tensor product of two ciphertexts."""
+        """Issue the tensor product of two ciphertexts; return (d0, d1, d2)."""
         d0, d1 = self.tensor_d01(a, b)
         return d0, d1, self.tensor_d2(a, b)
 
     def tensor_d01(self, a: Ct, b: Ct):
-        """d0 = c0 c0' and d1 = c0 c1' + c1 c0' (the terms relinearization does not decompose)."""
+        """Issue d0 = c0 c0' and d1 = c0 c1' + c1 c0' (the terms relinearization does not decompose)."""
         d0, d1 = (self.tmp(a.q, name=f"d{i}") for i in range(2))
         self.mul(d0, a.c0, b.c0)
         self.mul(d1, a.c0, b.c1)
@@ -472,18 +519,20 @@ class EmberModel:
         return d0, d1
 
     def tensor_d2(self, a: Ct, b: Ct):
-        """d2 = c1 c1' (the term relinearization decomposes)."""
+        """Issue d2 = c1 c1' (the term relinearization decomposes)."""
         d2 = self.tmp(a.q, name="d2")
         self.mul(d2, a.c1, b.c1)
         return d2
 
     def mul_ct(self, a: Ct, b: Ct, merged: Optional[bool] = None) -> Ct:
-        """Ciphertext product, relinearized and rescaled; merged: MAD's single ModDown by P q_l."""
+        """Issue a ciphertext product, relinearized and rescaled; merged: MAD's single ModDown by P q_l."""
         return self.mul_sum_ct([(a, b)], merged)
 
     def mul_sum_ct(self, pairs: list, merged: Optional[bool] = None, addend: Optional[Ct] = None) -> Ct:
-        """Evaluator::mul_sum: the tensors of every pair summed (and the addend, when given), then one
-        relinearization and one rescale (mul_ct is the one-pair case)."""
+        """Issue Evaluator::mul_sum: the tensors of every pair summed (and the addend, when given).
+
+        Then one relinearization and one rescale (mul_ct is the one-pair case).
+        """
         merged = self.merge if merged is None else merged
         a, b = pairs[0]
         if a.q < 2:
@@ -530,14 +579,17 @@ class EmberModel:
         return r
 
     def rotate(self, a: Ct, key="rot") -> Ct:
+        """Issue a rotation (or conjugation) with switching key `key`; return the result."""
         digits = self.mod_up_digits(a.c1)
         r = self._automorphism_from_digits(a, digits, key)
         self.free(*digits)
         return r
 
     def rotate_many(self, a: Ct, count: int, keys=None) -> list[Ct]:
-        """Hoisted rotations: one Decomp + ModUp, then per rotation an inner product, 2 ModDowns and
-        2 automorphisms of the result."""
+        """Issue `count` hoisted rotations; return the results.
+
+        One Decomp + ModUp, then per rotation an inner product, 2 ModDowns and 2 automorphisms of the result.
+        """
         digits = self.mod_up_digits(a.c1)
         keys = keys or [f"rot{i}" for i in range(count)]
         out = [self._automorphism_from_digits(a, digits, k) for k in keys[:count]]
@@ -545,6 +597,7 @@ class EmberModel:
         return out
 
     def finish(self):
+        """End the operation: live results still on chip go back to DRAM."""
         self.cache.flush(self.cost, self.limb_bytes)
         if self.key_compression:  # the uniform halves come from seeds: half the key bytes
             self.cost.key_read /= 2

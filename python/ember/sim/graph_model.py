@@ -1,6 +1,8 @@
-"""The simulator's model of one captured graph node (ember.graph): the kernels the library's Evaluator runs for
-that operation at those operand levels, in the ember accounting, so that summed over a captured graph they equal
-ember.trace() (kernels the library does not trace -- memcpy, memset -- are left out of `traced`).
+"""The simulator's model of one captured graph node (ember.graph).
+
+The kernels the library's Evaluator runs for that operation at those operand levels, in the ember accounting,
+so that summed over a captured graph they equal ember.trace() (kernels the library does not trace -- memcpy,
+memset -- are left out of `traced`)::
 
     counts = node_counts(Ring.from_params(params._core), graph, node)   # {kernel: {calls, mod_mul, ...}}
 
@@ -68,9 +70,12 @@ def _operands(m: EmberModel, levels: list[int]) -> list[Ct]:
 def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | None = None, outputs: int = 1,
              merged: bool = True, limb_fusion: bool = True, cache_limbs: int = 0, raised: bool = False,
              slots: int = 0) -> EmberModel:
-    """The finished simulator model of one evaluator operation: `levels` of its ciphertext operands, `level` the
-    level it works at, `params` its recorded arguments (ember.graph.Node.params), `outputs` (rotate_many),
-    `raised`: the operands are over Q_l U P, `slots` (rotate_many_raised: which steps are 0)."""
+    """Return the finished simulator model of one evaluator operation.
+
+    `levels` of its ciphertext operands, `level` the level it works at, `params` its recorded arguments
+    (ember.graph.Node.params), `outputs` (rotate_many), `raised`: the operands are over Q_l U P, `slots`
+    (rotate_many_raised: which steps are 0).
+    """
     params = params or {}
     m = EmberModel(ring, cache_limbs=cache_limbs, merge=merged, limb_fusion=limb_fusion)
     q = level + 1

@@ -1,6 +1,9 @@
-"""The linear transform (cpp/circuits/lintrans.cpp) in the ember accounting, exact for both of its paths (hoisted
-and plain) given the diagonal index set, the baby-step count n1, the slots and the level; the DFT factors of
-bootstrapping (cpp/circuits/dft.cpp) as index sets. Part of ember.sim.kernels (the facade re-exports it)."""
+"""The linear transform (cpp/circuits/lintrans.cpp) in the ember accounting, and the DFT factors as index sets.
+
+The model is exact for both of the linear transform's paths (hoisted and plain) given the diagonal index set,
+the baby-step count n1, the slots and the level; the DFT factors of bootstrapping (cpp/circuits/dft.cpp) are
+given as index sets. Part of ember.sim.kernels (the facade re-exports it).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +32,11 @@ def split_index(k: int, slots: int, n1: int) -> tuple[int, int]:
 
 
 def choose_n1(indices, slots: int) -> int:
-    """The library's baby-step count: the power of two n1 <= slots minimising #{baby steps i} plus the
-    giant steps of the Horner chains (max j - min j) (the first one on a tie)."""
+    """Return the library's baby-step count for a set of diagonal indices.
+
+    The power of two n1 <= slots minimising #{baby steps i} plus the giant steps of the Horner chains
+    (max j - min j) (the first one on a tie).
+    """
     idx = normalize_indices(indices, slots)
     if slots == 1:
         return 1
@@ -47,14 +53,28 @@ def choose_n1(indices, slots: int) -> int:
 
 @dataclass(frozen=True)
 class LTPlan:
-    """A linear transform's baby-step giant-step shape: giant step j -> baby steps i (k = n1 j + i, k signed),
-    in the library's order (std::map: ascending j, then ascending i)."""
+    """A linear transform's baby-step giant-step shape.
+
+    Giant step j -> baby steps i (k = n1 j + i, k signed), in the library's order (std::map: ascending j, then
+    ascending i).
+
+    Parameters
+    ----------
+    slots : int
+        The slots it acts on (a power of two).
+    n1 : int
+        The baby-step count.
+    steps : tuple
+        ``((j, (i, ...)), ...)``: each giant step with its baby steps.
+    """
+
     slots: int
     n1: int
     steps: tuple[tuple[int, tuple[int, ...]], ...]
 
     @classmethod
     def of(cls, indices, slots: int, n1: int = 0) -> "LTPlan":
+        """Make the plan of a set of diagonal indices (taken mod slots) with n1 baby steps (0: choose_n1())."""
         idx = normalize_indices(indices, slots)
         n1 = n1 or choose_n1(idx, slots)
         if n1 < 1 or n1 & (n1 - 1) or n1 > slots:
@@ -67,6 +87,7 @@ class LTPlan:
 
     @property
     def diagonals(self) -> int:
+        """The number of diagonals."""
         return sum(len(b) for _, b in self.steps)
 
     @property
@@ -84,16 +105,21 @@ class LTPlan:
         return sorted({self.n1 if j > 0 else -self.n1 for j, _ in self.steps if j} | {i for i in self.babies if i})
 
     def as_dict(self) -> dict:
-        """slots, n1 (the library's baby_steps), diagonals, giants (giant steps j), babies (distinct baby steps
-        i), rotation_keys."""
+        """Return the plan's shape as a dictionary.
+
+        slots, n1 (the library's baby_steps), diagonals, giants (giant steps j), babies (distinct baby steps i),
+        rotation_keys.
+        """
         return dict(slots=self.slots, n1=self.n1, diagonals=self.diagonals, giants=len(self.steps),
                     babies=len(self.babies), rotation_keys=len(self.rotations))
 
 
 def lintrans(m: EmberModel, a: Ct, indices, slots: int, n1: int = 0, hoisted: bool = True) -> Ct:
-    """LinearTransform.apply(a, hoisted): the kernels of lintrans.cpp for the diagonal index set `indices`
-    (any integers, taken mod slots) with n1 baby steps (0: the library's choice). The result is one level
-    down (one limb fewer)."""
+    """Issue the kernels of LinearTransform.apply(a, hoisted) (lintrans.cpp); return the result.
+
+    For the diagonal index set `indices` (any integers, taken mod slots, or an LTPlan) with n1 baby steps (0:
+    the library's choice). The result is one level down (one limb fewer).
+    """
     plan = indices if isinstance(indices, LTPlan) else LTPlan.of(indices, slots, n1)
     if a.q < 2:
         raise ValueError("a linear transform needs a ciphertext at level >= 1")
@@ -101,9 +127,12 @@ def lintrans(m: EmberModel, a: Ct, indices, slots: int, n1: int = 0, hoisted: bo
 
 
 def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
-    """apply(): one ModUp of c1 for every baby step, baby rotations over QP (no ModDown), per giant step an
-    inner sum of products by plaintexts over QP, one ModDown per polynomial and, for j != 0, a rotation in the
-    raised basis; accumulation over QP, a final ModDown merged with the Rescale."""
+    """Issue the kernels of apply(), the double-hoisted path; return the result.
+
+    One ModUp of c1 for every baby step, baby rotations over QP (no ModDown), per giant step an inner sum of
+    products by plaintexts over QP, one ModDown per polynomial and, for j != 0, a rotation in the raised basis;
+    accumulation over QP, a final ModDown merged with the Rescale.
+    """
     q, k = a.q, m.ring.k
     digits = m.mod_up_digits(a.c1)
     baby: dict[int, tuple[Tensor, Tensor]] = {}
@@ -154,8 +183,11 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
 
 
 def _giant_steps(sums: dict, rot_by, add):
-    """LinearTransform's sum over all giant steps: the positive ones, then the negative ones (each by
-    Horner's rule, rot_by(sign) rotating by sign * n1), then step 0; the sums are taken out of the dict."""
+    """Sum over all giant steps, as LinearTransform does.
+
+    The positive ones, then the negative ones (each by Horner's rule, rot_by(sign) rotating by sign * n1), then
+    step 0; the sums are taken out of the dict.
+    """
     acc = None
     for sign in (1, -1):
         part = _horner(sums, sign, rot_by(sign), add)
@@ -168,8 +200,10 @@ def _giant_steps(sums: dict, rot_by, add):
 
 
 def _horner(sums: dict, sign: int, rot, add):
-    """LinearTransform's giant steps of one sign (lintrans.cpp, horner): from the farthest step in, a
-    rotation by sign * n1 then the step's sum; the sums are taken out of the dict."""
+    """Sum LinearTransform's giant steps of one sign (lintrans.cpp, horner).
+
+    From the farthest step in, a rotation by sign * n1 then the step's sum; the sums are taken out of the dict.
+    """
     far = max([j * sign for j in sums if j * sign > 0], default=0)
     a = None
     for t in range(far, 0, -1):
@@ -184,10 +218,13 @@ def _horner(sums: dict, sign: int, rot, add):
 
 
 def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
-    """apply(hoisted=False) (apply_plain): each baby step rotated on its own, mul_plain per diagonal, sums,
-    a rotation per giant step, one Rescale. The Ciphertext copies of the C++ (a rotation by 0 returns a copy,
+    """Issue the kernels of apply(hoisted=False) (apply_plain); return the result.
+
+    Each baby step rotated on its own, mul_plain per diagonal, sums, a rotation per giant step, one Rescale.
+    The Ciphertext copies of the C++ (a rotation by 0 returns a copy,
     the first term of a sum is moved, not copied) and the copy of each plaintext's Q limbs are memcpy here;
-    the giant steps are chained as in the library (Horner's rule, one rotation by +-n1 per step)."""
+    the giant steps are chained as in the library (Horner's rule, one rotation by +-n1 per step).
+    """
     baby = {i: (m.rotate(a, f"rot{i}") if i else m.copy_ct(a)) for i in plan.babies}
     inner: dict[int, Ct] = {}
     for j, babies in plan.steps:
@@ -224,9 +261,12 @@ def lintrans_plain(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
 
 
 def dft_indices(slots: int, levels: int, coeff_to_slot: bool) -> list[tuple[int, ...]]:
-    """Diagonal index sets of the library's DFT factors (dft.cpp: ember._ember.dft_factors): butterfly stages
-    {0, +len/2, -len/2} mod slots (CoeffToSlot: len = slots .. 2; SlotToCoeff: 2 .. slots), grouped into
-    min(levels, log2 slots) factors, the first ones taking the extra stages; a factor's set is the sum set."""
+    """Return the diagonal index sets of the library's DFT factors (dft.cpp: ember._ember.dft_factors).
+
+    Butterfly stages {0, +len/2, -len/2} mod slots (CoeffToSlot: len = slots .. 2; SlotToCoeff: 2 .. slots),
+    grouped into min(levels, log2 slots) factors, the first ones taking the extra stages; a factor's set is the
+    sum set.
+    """
     if slots < 1 or slots & (slots - 1):
         raise ValueError(f"slots must be a power of two, got {slots}")
     if levels < 1:
@@ -255,9 +295,11 @@ def dft_indices(slots: int, levels: int, coeff_to_slot: bool) -> list[tuple[int,
 
 
 def parse_indices(spec: str, slots: int, levels: int) -> list[int]:
-    """Diagonal indices from the command line: a comma list of integers and inclusive ranges a..b
-    ("-3..3,64"), or cts[:F] / stc[:F], factor F (default 0) of the library's CoeffToSlot / SlotToCoeff with
-    `levels` factors over `slots` slots."""
+    """Parse diagonal indices from the command line.
+
+    A comma list of integers and inclusive ranges a..b ("-3..3,64"), or cts[:F] / stc[:F], factor F (default 0)
+    of the library's CoeffToSlot / SlotToCoeff with `levels` factors over `slots` slots.
+    """
     spec = spec.strip()
     head, _, f = spec.partition(":")
     if head.lower() in ("cts", "stc"):

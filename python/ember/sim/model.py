@@ -17,6 +17,24 @@ PRECISION_BITS = 19  # bit precision after bootstrapping assumed in Eq. 3 (001, 
 
 
 def canonical_op(op: str) -> str:
+    """Return the name in OPS of an operation, matched without case, '-' or '_', or by an alias.
+
+    Parameters
+    ----------
+    op : str
+        A name such as ``"mult"``, ``"hoisted-rotate"``, or an alias (``"mul"``, ``"rot"``, ``"rotate_many"``,
+        ``"hoisted"``, ``"boot"``, ``"lt"``, ``"lintrans"``, ``"ptmul"``, ``"conj"``).
+
+    Returns
+    -------
+    str
+        The operation's name in OPS.
+
+    Raises
+    ------
+    ValueError
+        If the operation is unknown.
+    """
     for o in OPS:
         if o.lower() == op.lower().replace("-", "").replace("_", ""):
             return o
@@ -32,13 +50,65 @@ def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: fl
              tech: Optional[Techniques | str] = None, device: Optional[Profile] = None, rotations: int = 8,
              diagonals: int = 0, fft_style: Optional[str] = None, indices=None, slots: int = 0,
              n1: int = 0) -> Result:
-    """One operation in one accounting.
+    """Simulate one operation in one accounting.
 
     LinearTransform: `indices` (diagonal indices taken mod `slots`, or a string such as '0..63' or 'cts:1':
     kernels.parse_indices), else a band of `diagonals` diagonals centred on 0, else the first CoeffToSlot factor
     of the library's DFT; `slots` (default N/2) and `n1` (0: the library's choice) shape it. The ember
     accounting models the library's LinearTransform exactly (apply(), double-hoisted, with the hoist technique;
-    the plain path without it). The paper accounting sees only the number of diagonals given."""
+    the plain path without it). The paper accounting sees only the number of diagonals (given, or counted from
+    `indices`).
+
+    Parameters
+    ----------
+    op : str
+        The operation: a name of ``OPS`` or an alias (:func:`canonical_op`).
+    params : SimParams
+        The parameter set.
+    accounting : {"paper", "ember"}, optional
+        The MAD paper's conventions (default) or Ember's kernels.
+    cache_mb : float, optional
+        On-chip memory in MiB (default 0: nothing is reused between kernels).
+    tech : Techniques or str, optional
+        The techniques, or a :meth:`Techniques.parse` string. None (the default): "caching" for the paper
+        accounting (those that fit the cache), "merge,hoist" for ember (what the library does).
+    device : Profile, optional
+        A device to predict the time on: ``time_ms``, ``compute_ms``, ``memory_ms``, ``bound`` and ``device``
+        are added to ``extra`` (and, for Bootstrap, ``throughput``: Eq. 3 of 001 in the units of its Table 6).
+    rotations : int, optional
+        Rotations of HoistedRotate (default 8).
+    diagonals : int, optional
+        Diagonals of LinearTransform (default 0: see above).
+    fft_style : {"bsgs", "bsgs_hoisted", "unrolled_hoisted"}, optional
+        The paper accounting's linear-transform algorithm; None (the default): "unrolled_hoisted" with the hoist
+        technique, else "bsgs". The ember accounting ignores it.
+    indices : sequence of int or str, optional
+        Diagonal indices of LinearTransform (see above).
+    slots : int, optional
+        Slots of LinearTransform, a power of two up to N/2 (default 0: N/2).
+    n1 : int, optional
+        Baby steps of the ember accounting's LinearTransform (default 0: the library's choice).
+
+    Returns
+    -------
+    Result
+        The operation's cost, with ``extra`` holding what else was found (the techniques requested when they
+        differ from those that applied, bootstrapping's fresh limbs and log Q1, the special primes, the linear
+        transform's shape, the predicted time).
+
+    Raises
+    ------
+    ValueError
+        If the operation, the accounting, a technique or a shape argument is invalid, or the ember accounting is
+        asked for words other than 64 bits.
+
+    Examples
+    --------
+    >>> from ember.sim import SimParams, simulate
+    >>> r = simulate("Mult", SimParams(log_n=17, limbs=35, dnum=3, word_bits=64), accounting="paper", cache_mb=0)
+    >>> round(r.cost.ops / 1e9, 4), round(r.cost.dram / 1e9, 4)
+    (1.8333, 1.9294)
+    """
     op = canonical_op(op)
     if accounting not in ACCOUNTINGS:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTINGS)}, got {accounting!r}")

@@ -25,18 +25,20 @@ from .cost import ALPHA, BETA, HUGE, LEVEL_NAMES, NONE, O1, Cost, Machine, SimPa
 
 
 def alpha_of(limbs: int, dnum: int) -> int:
+    """Return the limbs per digit, ceil(limbs / dnum)."""
     return -(-limbs // dnum)
 
 
 def cache_level(p: SimParams, machine: Machine, tech: Techniques) -> int:
-    """The largest enabled cache level whose working set fits in the on-chip memory (Section 3.1).
+    """Return the largest enabled cache level whose working set fits in the on-chip memory (Section 3.1).
 
     O(1): one limb (the paper's 1 MB). O(beta): one limb of each digit of both halves, 2 dnum limbs
     (the paper's 6 MB at dnum = 3). O(alpha): a base conversion done on chip needs its alpha + 1 input
     limbs in coefficient form (the digit, or the dropped limbs of ModDown) and the output limb being
     generated and transformed: alpha + 3 limbs with alpha = ceil((l + 1) / dnum). The paper's text quotes
     2 alpha + 3 MB (27 MB at l = 35, dnum = 3), i.e. double-buffered; SimFHE sizes it at alpha limbs. Keys:
-    the O(alpha) set plus a whole relinearization key (SimFHE's 'huge' cache, used by EvalMod)."""
+    the O(alpha) set plus a whole relinearization key (SimFHE's 'huge' cache, used by EvalMod).
+    """
     limbs_fit = machine.cache_bytes / p.limb_bytes
     a = alpha_of(p.limbs + 1, p.dnum)
     level = NONE
@@ -62,6 +64,7 @@ def bsgs_iters(log_n: int, fft_iters: int) -> list[int]:
 
 
 def eval_mod_limbs(poly_degree: int, double_angle: int) -> int:
+    """Return the limbs EvalMod consumes: ceil(log2 poly_degree) + double_angle + 1."""
     return int(math.ceil(math.log2(poly_degree))) + double_angle + 1
 
 
@@ -83,10 +86,12 @@ class PaperModel:
 
     @property
     def level_name(self) -> str:
+        """The name of the cache level that applies ("none", "O(1)", "O(beta)", "O(alpha)" or "keys")."""
         return LEVEL_NAMES[self.level]
 
     @contextmanager
     def stage(self, name: str):
+        """Add what the cost grows by inside the ``with`` block to the stage `name`."""
         before = Cost() + self.cost
         yield
         diff = self.cost + before * -1
@@ -109,8 +114,10 @@ class PaperModel:
         self.cost.mod_mul += times * self.N * limbs
 
     def _ntt(self, limbs: int):
-        """Forward or inverse: butterflies plus the on-the-fly twiddles (N products for the powers of psi,
-        N/2 for the twiddles)."""
+        """Count `limbs` limb NTTs, forward or inverse: butterflies plus the on-the-fly twiddles.
+
+        N products for the powers of psi, N/2 for the twiddles.
+        """
         n = self.N
         self.cost.ntt += limbs
         self.cost.mod_mul += (n // 2 * self.log_n + n + n // 2) * limbs
@@ -141,22 +148,27 @@ class PaperModel:
             self._wr(written)
 
     def ct_add(self, l, rd=False, wr=False):
+        """Count a ciphertext addition over l limbs (rd: the inputs are read; wr: the result is written)."""
         self._add(l, 2)
         self._stream(4 * l, 2 * l, rd, wr)
 
     def ct_add_plain(self, l, rd=False, wr=False):
+        """Count a ciphertext-plaintext addition over l limbs (rd / wr: DRAM reads / writes)."""
         self._add(l)
         self._stream(2 * l, l, rd, wr)
 
     def ct_mul_plain(self, l, rd=False, wr=False):
+        """Count a ciphertext-plaintext product over l limbs (rd / wr: DRAM reads / writes)."""
         self._mul(l, 2)
         self._stream(3 * l, 2 * l, rd, wr)
 
     def ct_automorph(self, l, rd=False, wr=False):
+        """Count an automorphism of a ciphertext over l limbs: traffic only (rd / wr: DRAM reads / writes)."""
         self._stream(2 * l, 2 * l, rd, wr)
 
     # ---- RNS building blocks (Algorithms 1-3) -----------------------------------------------------
     def decompose(self, l):
+        """Count Decomp of l limbs: two products per coefficient."""
         self._mul(l, 2)
 
     def new_limbs(self, k, m):
@@ -230,6 +242,7 @@ class PaperModel:
                 self._wr(l_key - a)
 
     def ks_inner_product(self, l, l_key, rd=True, wr=False, key_cached=False):
+        """Count the inner product of the raised digits with the switching key (key_cached: no key traffic)."""
         for i in range(self.p.dnum):
             if rd:
                 self._rd(l_key)
@@ -242,8 +255,10 @@ class PaperModel:
             self._wr(2 * l_key)
 
     def ks_mod_down(self, l, l_key, down_rd, rd=False, wr=False):
-        """ModDown of both inner-product polynomials (down_rd: each reads its limbs), then the first one added
-        to the operand's c0 (rd: c0 is read; wr: the results are written)."""
+        """Count ModDown of both inner-product polynomials, then the first one added to the operand's c0.
+
+        down_rd: each ModDown reads its limbs; rd: c0 is read; wr: the results are written.
+        """
         self.mod_down(l_key, l, rd=down_rd, wr=wr)
         self.mod_down(l_key, l, rd=down_rd, wr=False)
         if rd:
@@ -253,12 +268,14 @@ class PaperModel:
             self._wr(l)
 
     def key_switch(self, l, l_key, rd=False, wr=False, key_cached=False):
+        """Count a key switch of an l-limb polynomial over the l_key-limb raised basis."""
         self.ks_mod_up(l, l_key, rd=rd, wr=True)
         self.ks_inner_product(l, l_key, rd=True, wr=self._limb_rdwr, key_cached=key_cached)
         self.ks_mod_down(l, l_key, self._limb_rdwr, rd=rd, wr=wr)
 
     # ---- ciphertext operations -------------------------------------------------------------------
     def rotate(self, l, rd=False, wr=False):
+        """Count a rotation (automorphism and key switch) of an l-limb ciphertext."""
         self.ct_automorph(l, rd=rd, wr=self._limb_rdwr)
         self.key_switch(l, self.key_limbs(l), rd=self._limb_rdwr, wr=wr)
 
@@ -268,6 +285,7 @@ class PaperModel:
         self.ks_mod_down(l, l_key, True, rd=rd, wr=wr)
 
     def hoisted_rotations(self, l, rotations):
+        """Count `rotations` rotations of one l-limb ciphertext sharing one Decomp + ModUp."""
         l_key = self.key_limbs(l)
         self.ks_mod_up(l, l_key)
         for _ in range(rotations):
@@ -286,8 +304,11 @@ class PaperModel:
             self._add(l)
 
     def multiply(self, l, sqr=False, rd=False, wr=False, key_cached=False):
-        """Mult = tensor, key switch of a0 a1, Rescale; with `merge` the ModDown and Rescale become one
-        ModDown by P q_l after adding PModUp(a0 b1 + a1 b0, b0 b1) in the raised basis (Fig. 4)."""
+        """Count Mult: tensor, key switch of a0 a1, Rescale.
+
+        With `merge` the ModDown and Rescale become one ModDown by P q_l after adding PModUp(a0 b1 + a1 b0, b0 b1)
+        in the raised basis (Fig. 4).
+        """
         l_key = self.key_limbs(l)
         limb_rdwr, reorder_rdwr = self._limb_rdwr, self._reorder_rdwr
         inputs = 1 if sqr else 2
@@ -329,8 +350,10 @@ class PaperModel:
 
     # ---- linear transforms (PtMatVecMult) --------------------------------------------------------
     def _add_pmodup_b(self, l, pmodup, limb_rdwr):
-        """A rotation kept in the raised basis: its b times P (PModUp: b read and multiplied when `pmodup`)
-        added to the inner product's first half (read and written back when limb_rdwr)."""
+        """Count a rotation kept in the raised basis: its b times P added to the inner product's first half.
+
+        PModUp: b read and multiplied when `pmodup`; the first half is read and written back when limb_rdwr.
+        """
         if pmodup:
             self._rd(l)
             self._mul(l)  # PModUp of b
@@ -341,8 +364,10 @@ class PaperModel:
             self._wr(l)
 
     def _diagonal_sum(self, limbs, count, read, write):
-        """The sum of `count` rotated ciphertexts times their plaintext diagonals, over `limbs` limbs (read: each
-        rotation is read in; write: the sum is written out)."""
+        """Count the sum of `count` rotated ciphertexts times their plaintext diagonals, over `limbs` limbs.
+
+        read: each rotation is read in; write: the sum is written out.
+        """
         for idx in range(count):
             if read:
                 self._rd(2 * limbs)
@@ -426,6 +451,7 @@ class PaperModel:
             self.mod_down(l_key, gs, rd=reorder_rdwr, wr=True)
 
     def linear_transform(self, l, diagonals, giant=0):
+        """Count a linear transform of `diagonals` diagonals on l limbs by the model's fft_style."""
         if self.fft_style == "unrolled_hoisted":
             self.lt_unrolled_hoisted(l, diagonals)
         elif self.fft_style == "bsgs_hoisted":
@@ -521,6 +547,13 @@ class PaperModel:
 
     # ---- bootstrapping (Algorithm 4) -------------------------------------------------------------
     def bootstrap(self):
+        """Count a bootstrapping from p.limbs limbs (CoeffToSlot, EvalMod, SlotToCoeff stages); return the cost.
+
+        Raises
+        ------
+        ValueError
+            If the limbs do not suffice for the DFTs and EvalMod.
+        """
         p = self.p
         top = p.limbs
         cts = top - p.fft_iters
@@ -555,7 +588,7 @@ OPS = ("PtAdd", "Add", "PtMult", "Mult", "Decomp", "ModUp", "KSKInnerProd", "Mod
 
 def run_op(op: str, p: SimParams, machine: Machine = Machine(), tech: Techniques = Techniques(),
            rotations: int = 8, diagonals: int = 0, fft_style: str | None = None) -> PaperModel:
-    """Walks one operation at the operand's limbs p.ell (Bootstrap: from p.limbs) and returns the model."""
+    """Walk one operation at the operand's limbs p.ell (Bootstrap: from p.limbs) and return the model."""
     m = PaperModel(p, machine, tech, fft_style=fft_style)
     l = p.ell
     l_key = m.key_limbs(l)

@@ -1,5 +1,8 @@
-"""Figures for `ember sim ... --png FILE`: DRAM traffic per technique as stacked bars, and a roofline with the
-operations placed on it. matplotlib is optional: it is imported only here, and only when a figure is asked for."""
+"""Figures for `ember sim ... --png FILE`.
+
+DRAM traffic per technique as stacked bars, and a roofline with the operations placed on it. matplotlib is
+optional: it is imported only here, and only when a figure is asked for.
+"""
 from __future__ import annotations
 
 from .cost import Result
@@ -18,8 +21,26 @@ def _pyplot():
 
 
 def stacked_bars(results: list[Result], labels: list[str], path: str, title: str = "") -> None:
-    """One bar per result (a technique step), stacked by what is moved: ciphertext reads / writes, key reads,
-    plaintext reads (GB); operations (Gops) on a second axis."""
+    """Draw one bar per result (a technique step), stacked by what is moved, into a PNG file.
+
+    Ciphertext reads / writes, key reads, plaintext reads (GB); operations (Gops) on a second axis.
+
+    Parameters
+    ----------
+    results : list of Result
+        The results, one bar each.
+    labels : list of str
+        The bars' labels.
+    path : str
+        The file to write.
+    title : str, optional
+        The figure's title.
+
+    Raises
+    ------
+    SystemExit
+        If matplotlib is not installed.
+    """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(results) + 2), 4.5))
     kinds = [("ct_read", "ciphertext limbs read"), ("ct_write", "ciphertext limbs written"),
@@ -44,8 +65,28 @@ def stacked_bars(results: list[Result], labels: list[str], path: str, title: str
 
 
 def roofline(results: list[Result], dev: Profile, path: str, title: str = "") -> None:
-    """The device's roofline (modular ops/s against ops per DRAM byte) with each operation at its arithmetic
-    intensity and its predicted rate."""
+    """Draw the device's roofline with each operation at its arithmetic intensity and rate, into a PNG file.
+
+    Modular ops/s against ops per DRAM byte; an operation's rate is its operations over its predicted
+    ``time_ms`` (in ``extra``) when there is one, else the roofline's at its intensity. Operations without
+    operations or traffic are left out.
+
+    Parameters
+    ----------
+    results : list of Result
+        The operations.
+    dev : Profile
+        The device.
+    path : str
+        The file to write.
+    title : str, optional
+        The figure's title (default: "roofline: " and the device's name).
+
+    Raises
+    ------
+    SystemExit
+        If matplotlib is not installed.
+    """
     plt = _pyplot()
     peak = 1 / (0.5 / dev.mul_per_s + 0.5 / dev.add_per_s)  # an even mix of products and additions
     bw = dev.bandwidth

@@ -1,5 +1,6 @@
-"""Parameter search (001, Section 4.2): brute force over log N, word size, dnum, DFT levels and limbs under
-the 128-bit bound, maximizing the bootstrapping throughput of Eq. 3 on a given machine.
+"""Parameter search (001, Section 4.2): maximize the bootstrapping throughput of Eq. 3 on a given machine.
+
+Brute force over log N, word size, dnum, DFT levels and limbs under the 128-bit bound.
 
 A candidate: prime (and stored word) size w bits, L limbs after ModRaise, dnum digits. Its raised basis
 holds L + ceil(L / dnum) + 1 limbs (the paper accounting's alpha + 1 special limbs), and
@@ -24,6 +25,10 @@ SPARSE_192 = {16: 1533, 17: 3069}
 
 
 def max_log_qp_128(log_n: int) -> int:
+    """Return the 128-bit bound on log QP at ring degree 2^log_n.
+
+    The compiled library's bound when it is importable, else the HE standard's (0 for a log N it lacks).
+    """
     try:
         from .. import max_log_qp_128 as lib
         return int(lib(log_n))
@@ -36,8 +41,42 @@ def search(cache_mb: float = 32, device: Optional[Profile] = None, log_ns: Itera
            fft_iters: Iterable[int] = range(2, 9), tech: Techniques | str = "all", poly_degree: int = 63,
            double_angle: int = 2, precision_bits: float = 19, bound: Optional[Callable[[int], int]] = None,
            limbs: str = "all") -> list[dict]:
-    """Every feasible candidate with its time and throughput, best first. limbs='max' tries only the
-    largest L the bound allows for each (log N, w, dnum)."""
+    """Return every feasible candidate with its time and throughput, best first.
+
+    Parameters
+    ----------
+    cache_mb : float, optional
+        On-chip memory in MiB (default 32).
+    device : Profile, optional
+        The device (default: the MAD ASIC of 001's Table 6 with `cache_mb`).
+    log_ns : iterable of int, optional
+        log N values to try (default 16, 17).
+    word_bits : iterable of int, optional
+        Prime (and stored word) sizes to try (default 40, 45, 50, 54, 60).
+    dnums : iterable of int, optional
+        dnum values to try (default 1..6).
+    fft_iters : iterable of int, optional
+        DFT levels to try (default 2..8).
+    tech : Techniques or str, optional
+        The techniques (default "all").
+    poly_degree : int, optional
+        Degree of EvalMod's polynomial (default 63).
+    double_angle : int, optional
+        EvalMod's squarings (default 2).
+    precision_bits : float, optional
+        Bits of precision after bootstrapping in Eq. 3 (default 19).
+    bound : callable, optional
+        ``bound(log_n) -> max log QP`` (default :func:`max_log_qp_128`; SPARSE_192 for Table 5's bound).
+    limbs : {"all", "max"}, optional
+        "all" (the default) tries every feasible L; "max" only the largest L the bound allows for each
+        (log N, w, dnum).
+
+    Returns
+    -------
+    list of dict
+        One record per candidate (parameters, log Q1, log QP, gops, dram_gb, time_ms, bound, throughput in
+        1e7 bits / s), highest throughput first.
+    """
     device = device or asic("asic", 2250, 900e9, cache_mb, "[001] Table 6")
     tech = Techniques.parse(tech) if isinstance(tech, str) else tech
     bound = bound or max_log_qp_128

@@ -33,6 +33,20 @@ RATE_ALIAS = {"memcpy": "copy", "memset": "copy", "mod_raise": "copy", "dot_auto
 
 
 def work_of(kernel: str, c: dict) -> float:
+    """Return a kernel's work in the unit its rate is measured in (KERNEL_WORK; mod_mul for unknown kernels).
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name.
+    c : dict
+        Its counts (``mod_mul``, ``mod_add``, ``bytes_read``, ``bytes_written``, ...), as ember.trace() has them.
+
+    Returns
+    -------
+    float
+        Butterflies (mod_add / 2), modular products, modular additions or bytes read + written.
+    """
     unit = KERNEL_WORK.get(kernel, "mod_mul")
     if unit == "butterflies":
         return c["mod_add"] / 2
@@ -42,6 +56,20 @@ def work_of(kernel: str, c: dict) -> float:
 
 
 def aggregate(cost: Cost, dev: Profile) -> dict:
+    """Return the time of a cost on a device by the aggregate roofline: max(compute, memory).
+
+    Parameters
+    ----------
+    cost : Cost
+        The operations and bytes.
+    dev : Profile
+        The device.
+
+    Returns
+    -------
+    dict
+        ``device``, ``time_ms``, ``compute_ms``, ``memory_ms`` and ``bound`` ("memory" or "compute").
+    """
     compute = cost.mod_mul / dev.mul_per_s + cost.mod_add / dev.add_per_s
     memory = cost.dram / dev.bandwidth
     t = max(compute, memory)
@@ -50,7 +78,25 @@ def aggregate(cost: Cost, dev: Profile) -> dict:
 
 
 def per_kernel(counts: dict, dev: Profile, log_n: int = 0) -> dict:
-    """Sum of per-kernel rooflines (needs a calibrated profile's kernel_rates)."""
+    """Return the time of kernel counts on a device as the sum of per-kernel rooflines.
+
+    A kernel without a calibrated rate (kernel_rates, or that of the kernel RATE_ALIAS times it like) is
+    computed at the device's aggregate rates.
+
+    Parameters
+    ----------
+    counts : dict
+        ``{kernel: counts}``, as the ember accounting (or ember.trace()) has them.
+    dev : Profile
+        The device (a calibrated profile's kernel_rates).
+    log_n : int, optional
+        log2 N: when given, a limb transform also streams its twiddle tables (2 N words); default 0: not.
+
+    Returns
+    -------
+    dict
+        ``device``, ``time_ms``, ``compute_ms``, ``memory_ms``, ``bound`` and ``kernel_ms`` (``{kernel: ms}``).
+    """
     total = compute = memory = 0.0
     by_kernel = {}
     for k, c in counts.items():
@@ -72,6 +118,24 @@ def per_kernel(counts: dict, dev: Profile, log_n: int = 0) -> dict:
 
 
 def predict(cost: Cost, dev: Profile, kernel_counts: dict | None = None, log_n: int = 0) -> dict:
+    """Return the predicted time: per kernel when there are counts and the device has kernel rates, else aggregate.
+
+    Parameters
+    ----------
+    cost : Cost
+        The operation's cost (for the aggregate model).
+    dev : Profile
+        The device.
+    kernel_counts : dict, optional
+        The ember accounting's per-kernel counts.
+    log_n : int, optional
+        log2 N, for the per-kernel model's twiddle traffic (default 0).
+
+    Returns
+    -------
+    dict
+        What :func:`per_kernel` or :func:`aggregate` returns.
+    """
     if kernel_counts and dev.kernel_rates:
         return per_kernel(kernel_counts, dev, log_n)
     return aggregate(cost, dev)
