@@ -120,6 +120,22 @@ def test_training_with_bootstrapping_matches_float64():
     assert enc.score(X, y) > 0.85
 
 
+def test_training_without_bootstrapping_makes_no_bootstrapping_keys():
+    """Two iterations fit in 9 levels: the data owner makes no bootstrapping keys (at N = 2^16 they are ~38 s and
+    ~9 GB) and the training bootstraps nothing; from three iterations on it bootstraps, and makes them."""
+    from ember.apps.logreg import DataOwner
+    from ember.graph.programs.logreg import bootstraps_needed
+    X, y = datasets.breast_cancer()
+    X, y = X[:128], y[:128]
+    enc = EncryptedLogisticRegression(iterations=2, learning_rate=1.0, log_n=12, insecure=True, threads=1).fit(X, y)
+    assert enc.log_.bootstraps == 0 and enc.log_.iterations == 2
+    assert [bootstraps_needed(9, t) for t in range(1, 7)] == [False, False, True, True, True, True]
+    owners = {t: DataOwner(enc.packing_, log_n=12, levels=9, threads=1, insecure=True, iterations=t) for t in (2, 3)}
+    assert owners[2].ctx.user_level == 9
+    assert not owners[2].bootstrapping and owners[3].bootstrapping
+    assert DataOwner(enc.packing_, log_n=12, levels=9, threads=1, insecure=True).bootstrapping  # unknown: made
+
+
 def test_lr_errors():
     with pytest.raises(ValueError, match="binary"):
         Float64LogisticRegression().fit(np.zeros((6, 2)) + np.arange(6)[:, None], [0, 1, 2, 0, 1, 2])

@@ -68,9 +68,9 @@ import numpy as np
 from ..context import Ciphertext, Context
 from .datasets import estimator_bases, sklearn
 from ..graph.programs.logreg import (BOOTSTRAP_OPTIONS, LEVELS_PER_ITERATION, Packing, TrainingLog,  # noqa: F401
-                                   encrypted_gradient, encrypted_iteration, g_coeffs, nesterov_schedule,
-                                   sigmoid_poly, sigmoid_poly_error, train_encrypted, training_params,
-                                   unpack_bootstrapped)
+                                   bootstraps_needed, encrypted_gradient, encrypted_iteration, g_coeffs,
+                                   nesterov_schedule, sigmoid_poly, sigmoid_poly_error, train_encrypted,
+                                   training_params, unpack_bootstrapped)
 
 
 # ---- the float64 reference ---------------------------------------------------------------------------------------
@@ -144,13 +144,15 @@ class DataOwner:
     """Holds the context and the secret key; encrypts batches and weights, decrypts the model."""
 
     def __init__(self, packing: Packing, log_n: int = 16, levels: int = 9, threads: int = 2, insecure: bool = False,
-                 bootstrap_options: Optional[dict] = None):
+                 bootstrap_options: Optional[dict] = None, iterations: Optional[int] = None):
         self.params = training_params(log_n, levels, insecure, bootstrap_options)
         self.ctx = Context(self.params, threads=threads)
         if self.ctx.slots != packing.slots:
             raise ValueError(f"DataOwner: packing for {packing.slots} slots, context has {self.ctx.slots}")
         self.packing = packing
-        self.keys = self.ctx.keygen(rotations=packing.rotations(), bootstrapping=True)
+        # bootstrapping keys only when the training will bootstrap (unknown iterations: always)
+        self.bootstrapping = iterations is None or bootstraps_needed(self.ctx.user_level, iterations)
+        self.keys = self.ctx.keygen(rotations=packing.rotations(), conjugation=True, bootstrapping=self.bootstrapping)
 
     def encrypt_batch(self, Z) -> list[Ciphertext]:
         """Encrypt one batch in both layouts (:meth:`Packing.pack_batch`).
@@ -467,7 +469,8 @@ class EncryptedLogisticRegression(_HELRBase):
         self.packing_ = Packing(slots, batches[0].shape[1], len(batches[0]))
         stage("keys")
         t = time.perf_counter()
-        owner = DataOwner(self.packing_, self.log_n, self.levels, self.threads, self.insecure, self.bootstrap_options)
+        owner = DataOwner(self.packing_, self.log_n, self.levels, self.threads, self.insecure, self.bootstrap_options,
+                          iterations=len(self.schedule_))
         self.keygen_seconds_ = time.perf_counter() - t
         self.params_ = owner.params
         stage("encrypting")

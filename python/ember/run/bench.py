@@ -442,7 +442,11 @@ def _kill_timer(ex, seconds: float, note=None):
 
     def kill():
         if hasattr(ex, "worker_pids"):
-            pid = ex.worker_pids()[0]
+            live = [p for p in ex.worker_pids() if p is not None]  # a dead slot not yet replaced has no pid
+            if not live:
+                say("ember bench dist: no live worker to kill")
+                return
+            pid = live[0]
         else:
             addr = ex.worker_names()[0]
             pid, host = ex.client.run(lambda: (os.getpid(), socket.gethostname()), workers=[addr])[addr]

@@ -470,6 +470,47 @@ class TrainingLog:
     iterations_per_bootstrap: int = 0
 
 
+def _bootstraps_at(level: int) -> bool:
+    """Return whether an iteration (not the last) that starts at `level` bootstraps: the next would not fit after it.
+
+    Parameters
+    ----------
+    level : int
+        The level of v at the iteration's start.
+
+    Returns
+    -------
+    bool
+        The rule of :func:`train_encrypted`.
+    """
+    return level - LEVELS_PER_ITERATION < LEVELS_PER_ITERATION + 1
+
+
+def bootstraps_needed(level: int, iterations: int) -> bool:
+    """Return whether :func:`train_encrypted` will bootstrap, from fresh weights at `level`.
+
+    Then (and only then) the training needs bootstrapping keys: without a bootstrapping, key generation skips them
+    (at N = 2^16, some 38 s and 9 GB of keys).
+
+    Parameters
+    ----------
+    level : int
+        The level of the fresh weight ciphertexts (the context's ``user_level``).
+    iterations : int
+        Iterations of the training.
+
+    Returns
+    -------
+    bool
+        True when some iteration but the last starts below the levels of two iterations.
+    """
+    for _ in range(iterations - 1):
+        if _bootstraps_at(level):
+            return True
+        level -= LEVELS_PER_ITERATION
+    return False
+
+
 def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]], sizes: list[int], packing: Packing,
                     coeffs, schedule, weight_bound: float, progress: Optional[Callable] = None,
                     monitor: Optional[Callable] = None):
@@ -516,7 +557,7 @@ def train_encrypted(v: Ciphertext, w: Ciphertext, batches: list[list[Ciphertext]
         alpha, eta = schedule[t]
         b = t % len(batches)
         last = t == T - 1
-        if not last and v.level - LEVELS_PER_ITERATION < LEVELS_PER_ITERATION + 1:
+        if not last and _bootstraps_at(v.level):
             if v.level < LEVELS_PER_ITERATION + 1:
                 raise ValueError(f"train_encrypted: v at level {v.level}, an iteration with bootstrapping needs "
                                  f"{LEVELS_PER_ITERATION + 1}")
