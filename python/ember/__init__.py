@@ -1,5 +1,7 @@
 """Ember: fast full-RNS CKKS homomorphic encryption.
 
+A parameter set, a context, keys, and arithmetic on encrypted vectors with Python operators::
+
     import numpy as np, ember
     ctx = ember.Context(ember.CkksParams(log_n=16, levels=24, log_scale=50, dnum=3), threads=2)
     keys = ctx.keygen(rotations=[1, -1, 16], conjugation=True)
@@ -7,6 +9,9 @@
     ct = ctx.encrypt(x, keys.public)
     y = (ct * ct + 0.5 * ct).rotate(1)
     print(np.abs(ctx.decrypt(y, keys.secret).real - np.roll(x * x + 0.5 * x, -1)).max())
+
+The public names are those of ``__all__``; the submodules ``ember.heaan`` (the non-RNS HEAAN scheme) and
+``ember.graph`` (programs as graphs: ``with ember.graph() as g:``) are imported with the package.
 """
 from ._ember import cpu_features as _cpu_features, max_log_qp_128  # noqa: F401
 
@@ -19,8 +24,16 @@ from .precision import PrecisionStats, precision  # noqa: F401
 
 
 def _version() -> str:
-    """The project's version, defined once in the VERSION file: read from it in a source checkout (python/ember
-    next to ../../VERSION), else from the installed distribution's metadata, which the build took from it."""
+    """Return the project's version, defined once in the VERSION file.
+
+    In a source checkout (python/ember next to ../../VERSION) it is read from that file, else from the installed
+    distribution's metadata, which the build took from it.
+
+    Returns
+    -------
+    str
+        The version, or ``"unknown"`` for a copy of the package that was never installed.
+    """
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
     if (root / "VERSION").is_file() and (root / "pyproject.toml").is_file():
@@ -34,7 +47,9 @@ def _version() -> str:
 
 __version__ = _version()
 __all__ = ["CkksParams", "Context", "Ciphertext", "Plaintext", "KeySet", "trace", "PublicKey", "SecretKey",
-           "GaloisKeys", "SwitchingKey", "DecryptionFlooding", "max_log_qp_128", "precision", "PrecisionStats"]
+           "GaloisKeys", "SwitchingKey", "DecryptionFlooding", "max_log_qp_128", "precision", "PrecisionStats",
+           "LinearTransform", "chebyshev_coefficients", "chebyshev_depth", "evaluate_chebyshev", "evaluate_function",
+           "inner_sum_rotations"]
 from .circuits import (LinearTransform, chebyshev_coefficients, chebyshev_depth, evaluate_chebyshev,  # noqa: F401,E402
                        evaluate_function, inner_sum_rotations)
 from . import heaan  # noqa: F401,E402  (the non-RNS HEAAN scheme of paper 000)

@@ -1,3 +1,4 @@
+"""``python -m ember``: the ``ember`` command (``ember.cli.main()``), exiting with its status."""
 import sys
 
 from .cli import main

@@ -15,8 +15,21 @@ OPS = ("ntt", "intt", "encrypt", "decrypt", "add", "mul", "rotate", "rotate_many
 
 
 def kernel_paths(primes) -> tuple[str, dict]:
-    """The record's "path" (the NTT's and the element-wise kernels' paths for these primes, joined with '+' where they
-    differ, widest first) and the path of every kernel family."""
+    """Return a record's kernel path for these primes, and the path of every kernel family.
+
+    Parameters
+    ----------
+    primes : iterable of int
+        The primes of the parameter set (e.g. its q and p primes).
+
+    Returns
+    -------
+    path : str
+        The record's "path": the NTT's and the element-wise kernels' paths for these primes, joined with '+'
+        where they differ, widest first (e.g. "ifma+avx512").
+    families : dict
+        The path of every kernel family (family name to path).
+    """
     fam = dict(_ember.kernel_paths([int(q) for q in primes]))
     order = ("ifma", "avx512", "avx2", "scalar")
     used = {p for k in ("ntt", "elementwise") for p in fam[k].split("+")}
@@ -24,10 +37,12 @@ def kernel_paths(primes) -> tuple[str, dict]:
 
 
 def _precision(err: float) -> float:
+    """Return -log2 of an error, at most 60 bits."""
     return float(-np.log2(max(err, 2.0 ** -60)))
 
 
 def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
+    """Call fn `warmup` times, then time `runs` calls; return the times in ms."""
     for _ in range(warmup):
         fn()
     out = []
@@ -42,8 +57,61 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
         insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False,
         count: int = 256, radix: int = 2) -> dict:
-    """One operation's timings (ms) and precision. rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum
-    of x and those rotations (one ModUp, one ModDown); inner_sum: ct.inner_sum(1, count, radix)."""
+    """Time one operation and measure its precision.
+
+    rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum of x and those rotations (one ModUp, one
+    ModDown); inner_sum: ct.inner_sum(1, count, radix). ntt / intt time one transform of one prime (one thread).
+
+    Parameters
+    ----------
+    op : str
+        One of ``OPS`` but "heaan-mul" (timed by ember.heaan.bench_mul).
+    log_n : int, optional
+        Ring dimension N = 2**log_n. Default 16.
+    levels : int, optional
+        Levels of the parameter set. Default 24.
+    dnum : int, optional
+        Key-switching digits. Default 3.
+    threads : int, optional
+        Threads of the context. Default 2.
+    runs : int, optional
+        Timed runs, after one warm-up. Default 10.
+    log_scale : int, optional
+        Bits of the scale. Default 50.
+    first_mod_bits : int, optional
+        Bits of q_0. Default 60.
+    hoisted : int, optional
+        Rotations of rotate_many and rotate_sum. Default 8.
+    prime_bits : int, optional
+        Bits of the prime of ntt / intt. Default 49.
+    insecure : bool, optional
+        Allow a parameter set above the 128-bit bound. Default False.
+    progress : object, optional
+        Unused.
+    log_q : int, optional
+        Unused (heaan-mul's; accepted so that the command line passes the same arguments to every op).
+    log_p : int, optional
+        Unused, as `log_q`.
+    breakdown : bool, optional
+        Unused, as `log_q`.
+    count : int, optional
+        inner_sum: slots summed (a power of two). Default 256.
+    radix : int, optional
+        inner_sum: rotations per round plus one. Default 2.
+
+    Returns
+    -------
+    dict
+        The record: op, log_n, levels, dnum, threads, backend, runs, simd, path, kernel_paths, median_ms, min_ms,
+        max_ms, precision_bits (-log2 of the largest error), log_qp and special_primes, plus rotations, or count
+        and radix, where they apply. For ntt / intt: op, log_n, threads (1), backend, runs, simd, path,
+        prime_bits, median_ms, min_ms, max_ms, median_us and precision_bits None (levels and dnum 0).
+
+    Raises
+    ------
+    ValueError
+        For an unknown op, "heaan-mul", or an invalid parameter set.
+    """
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
     if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000: ember.heaan.bench_mul (which uses this module)

@@ -21,11 +21,56 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
         slots: int | None = None, secret: str = "ternary", insecure: bool = False, seeded: bool = True,
         off: tuple[str, ...] = (), progress=None, inputs: tuple[str, ...] = ("uniform_complex",), iterations: int = 1,
         **options) -> dict:
-    """Bootstraps `runs` fresh encryptions (after one warm-up) of each input shape in `inputs` (names of
-    ember.precision.INPUT_SHAPES; default uniform complex in [-1, 1]^2). precision_bits is the worst slot over
-    all of them, `inputs` in the result the worst slot per shape. iterations=2: iterative bootstrapping.
+    """Bootstrap `runs` fresh encryptions (after one warm-up) of each input shape in `inputs`.
 
-    off: MAD options to switch off (see MAD_OPTIONS); seeded=False stores keys uncompressed.
+    The shapes are names of ember.precision.INPUT_SHAPES (default uniform complex in [-1, 1]^2), encrypted at
+    level 0. precision_bits is the worst slot over all of them, `inputs` in the result the worst slot per shape.
+    The process-wide limb-fusion switch is restored on return.
+
+    Parameters
+    ----------
+    log_n : int, optional
+        Ring dimension N = 2**log_n. Default 16.
+    levels : int, optional
+        Levels left after bootstrapping. Default 9.
+    log_scale : int, optional
+        Bits of the scale. Default 44.
+    dnum : int, optional
+        Key-switching digits; 0 (default) the smallest within the security bound.
+    threads : int, optional
+        Threads of the context. Default 2.
+    runs : int, optional
+        Timed bootstrappings of each shape. Default 3.
+    slots : int, optional
+        Slots bootstrapped (default N/2).
+    secret : {"ternary", "sparse"}, optional
+        The secret distribution (CkksParams.bootstrappable). Default "ternary".
+    insecure : bool, optional
+        Allow a parameter set above the 128-bit bound. Default False.
+    seeded : bool, optional
+        False stores keys uncompressed (no seeds). Default True.
+    off : tuple of str, optional
+        MAD options to switch off (see MAD_OPTIONS), and "limb_fusion" (GLOBAL_OPTIONS).
+    progress : callable, optional
+        Called with the name of each stage (a str); default none.
+    inputs : tuple of str, optional
+        Input shapes. Default ("uniform_complex",).
+    iterations : int, optional
+        1 (default), or 2 for iterative bootstrapping.
+    **options
+        Further options of CkksParams.bootstrappable (BootstrapConfig fields).
+
+    Returns
+    -------
+    dict
+        The record: timings (median_ms, min_ms, max_ms, first_ms: the warm-up), precision_bits and the worst bits
+        per shape (inputs), levels_after, log_scale_after, log_q_after, key sizes, rotation_keys, setup_s,
+        keygen_s, peak_rss_mb, throughput (MAD's Eq. 3), the options in force and the parameters.
+
+    Raises
+    ------
+    ValueError
+        For an unknown input shape or option, or an invalid parameter set.
     """
     from .precision import INPUT_SHAPES
     for name in inputs:
@@ -50,6 +95,7 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
 
 def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, inputs, iterations,
          **options) -> dict:
+    """Run the benchmark of run() with the limb-fusion switch already set; return its record."""
     from .precision import input_shape, precision
     step = progress or (lambda msg: None)
     step("parameters")

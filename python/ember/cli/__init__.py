@@ -1,7 +1,9 @@
-"""The `ember` command: one package at the top of the layers (graph and sim -> sched -> run -> apps -> cli), with a
-subcommand per group -- ``ember bench OP`` / ``ember bench boot`` / ``ember bench dist`` (each with its own
+"""The `ember` command: one package at the top of the layers (graph and sim -> sched -> run -> apps -> cli).
+
+It has a subcommand per group -- ``ember bench OP`` / ``ember bench boot`` / ``ember bench dist`` (each with its own
 flags), ``ember info``, ``ember sim ...`` (cli/sim.py), ``ember schedule`` / ``ember graph`` / ``ember profile``
-(cli/sched.py), ``ember demo ...`` (cli/demo.py). The libraries below return records; printing happens here."""
+(cli/sched.py), ``ember demo ...`` (cli/demo.py). The libraries below return records; printing happens here.
+"""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +12,7 @@ import sys
 
 
 def _emit(records: list[dict], stream=sys.stdout) -> None:
-    """JSON lines on a pipe, a table on a terminal."""
+    """Print bench records: JSON lines on a pipe, a table on a terminal."""
     if not stream.isatty():
         for r in records:
             print(json.dumps(r), file=stream, flush=True)
@@ -28,12 +30,14 @@ def _emit(records: list[dict], stream=sys.stdout) -> None:
 
 
 def _shapes(text: str) -> tuple:
+    """Return the input shapes of --inputs: a comma-separated list, or 'all'."""
     from ..precision import INPUT_SHAPES
     names = tuple(INPUT_SHAPES) if text.strip() == "all" else tuple(t.strip() for t in text.split(",") if t.strip())
     return names
 
 
 def _or(value, default):
+    """Return value, or default when it is None."""
     return default if value is None else value
 
 
@@ -44,6 +48,7 @@ class _progress:
         self._enabled, self._status = enabled, None
 
     def __enter__(self):
+        """Start the status line (on a terminal) and return the object."""
         if self._enabled:
             from rich.console import Console
             self._status = Console(stderr=True).status("bootstrapping")
@@ -51,16 +56,19 @@ class _progress:
         return self
 
     def __call__(self, msg: str):
+        """Show the stage `msg`."""
         if self._status is not None:
             self._status.update(f"ember bench boot: {msg}")
 
     def __exit__(self, *exc):
+        """Stop the status line; exceptions propagate."""
         if self._status is not None:
             self._status.__exit__(*exc)
         return False
 
 
 def _bench(args) -> int:
+    """Run `ember bench OP` / `boot` / `all` (or hand `dist` on); return the exit status."""
     from .. import bench
 
     if args.op == "dist":
@@ -104,9 +112,12 @@ def _bench(args) -> int:
 
 
 def _op_levels(args) -> int:
-    """`ember bench OP`'s levels when --levels is not given: 24, or fewer where the 128-bit bound at --log-n (with
-    the run's log_scale, first_mod_bits and dnum) allows fewer -- 4 at N = 2^14 --; where it allows none, 24 and
-    CkksParams says which bound is exceeded (--insecure lifts it)."""
+    """Return `ember bench OP`'s levels when --levels is not given.
+
+    24, or fewer where the 128-bit bound at --log-n (with the run's log_scale, first_mod_bits and dnum) allows
+    fewer -- 4 at N = 2^14 --; where it allows none, 24 and CkksParams says which bound is exceeded (--insecure
+    lifts it).
+    """
     if args.insecure:
         return 24
     from ..params import CkksParams
@@ -115,6 +126,7 @@ def _op_levels(args) -> int:
 
 
 def _bench_dist(args) -> int:
+    """Run `ember bench dist`; return the exit status."""
     from ..run import bench as dist
     if (args.workers is None) == (args.scheduler is None):
         print("ember bench dist: give --workers K (local) or --scheduler ADDR (a Dask cluster)", file=sys.stderr)
@@ -134,8 +146,11 @@ def _bench_dist(args) -> int:
 
 
 def _info(args) -> int:
-    """The installation: version, the CPU and its features, the kernel path in use (EMBER_SIMD caps it) and the path
-    of each kernel family for the default parameter set's primes (N = 2^16, 24 levels: 50- and 60-bit primes)."""
+    """Print the installation as JSON and return 0.
+
+    The version, the CPU and its features, the kernel path in use (EMBER_SIMD caps it) and the path of each kernel
+    family for the default parameter set's primes (N = 2^16, 24 levels: 50- and 60-bit primes).
+    """
     import os
     from .. import _ember
     from ..bench import kernel_paths
@@ -155,6 +170,19 @@ def _info(args) -> int:
 
 
 def main(argv=None) -> int:
+    """Run the ``ember`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for bad input reported on stderr (some subcommands use others, e.g. 1
+        when ``ember sim search`` finds no parameter set). argparse errors exit through SystemExit.
+    """
     p = argparse.ArgumentParser(prog="ember", description="Ember: CKKS homomorphic encryption")
     p.add_argument("--version", action="version", version=f"ember {__import__('ember').__version__}",
                    help="print the version (the VERSION file's, as ember.__version__) and exit")
@@ -177,13 +205,14 @@ def main(argv=None) -> int:
 
 
 def _add_bench(sub) -> None:
-    """`ember bench OP | boot | dist`: a subcommand each, with the flags that apply to it."""
+    """Register `ember bench OP | boot | dist`: a subcommand each, with the flags that apply to it."""
     from ..bench import OPS
     b = sub.add_parser("bench", help="time an operation, a bootstrapping or a distributed workload; JSON lines on a "
                                      "pipe, a table on a terminal")
     kinds = b.add_subparsers(dest="op", required=True, metavar="{" + ",".join(OPS) + ",all,boot,dist}")
 
     def common(p, threads: str, runs: str):
+        """Add the flags every bench subcommand has (the help texts of --threads and --runs given)."""
         p.add_argument("--log-n", type=int, default=16, help="log2 of the ring degree (default 16)")
         p.add_argument("--threads", type=int, default=None, help=threads)
         p.add_argument("--runs", type=int, default=None, help=runs)

@@ -1,6 +1,8 @@
-"""`ember demo lr | cnn | resnet`: the applications end to end (ember.apps.demo runs them and returns a record),
-with progress bars on a terminal, PNG plots on request (--png DIR) and one JSON object as the last line (--json,
-or always on a pipe)."""
+"""`ember demo lr | cnn | resnet`: the applications end to end.
+
+ember.apps.demo runs them and returns a record; here come progress bars on a terminal, PNG plots on request
+(--png DIR) and one JSON object as the last line (--json, or always on a pipe).
+"""
 from __future__ import annotations
 
 import json
@@ -12,6 +14,7 @@ from ..apps import demo
 
 
 def _emit(rec: dict, as_json: bool):
+    """Print the record: one JSON line (with as_json or on a pipe), else a table."""
     if as_json or not sys.stdout.isatty():
         print(json.dumps(rec), flush=True)
         return
@@ -28,7 +31,23 @@ def _emit(rec: dict, as_json: bool):
 
 
 def boot_options(items) -> Optional[dict]:
-    """KEY=VALUE strings -> a dict of bootstrapping options (true/false, integers, floats)."""
+    """Parse --bootstrap-option KEY=VALUE strings into a dict of bootstrapping options.
+
+    Parameters
+    ----------
+    items : list of str or None
+        The KEY=VALUE strings; a value is true/false (any case), an integer or a float.
+
+    Returns
+    -------
+    dict or None
+        Option name to value; None when there are no items.
+
+    Raises
+    ------
+    ValueError
+        For an item without '=' or a key, or a value that is not a boolean or a number.
+    """
     if not items:
         return None
     out = {}
@@ -51,6 +70,7 @@ def boot_options(items) -> Optional[dict]:
 
 
 def _main(args) -> int:
+    """Run `ember demo APP`; return the exit status (2 for a ValueError, reported on stderr)."""
     progress = sys.stderr.isatty() and not args.no_progress
     t = time.perf_counter()
     try:
@@ -79,6 +99,13 @@ def _main(args) -> int:
 
 
 def add_parser(sub) -> None:
+    """Register `ember demo` on the `ember` command's subparsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``ember`` parser.
+    """
     d = sub.add_parser("demo", help="applications end to end: encrypted logistic-regression training (lr), "
                                     "encrypted CNN inference (cnn), ResNet-20 as a graph (resnet --symbolic) "
                                     "and one of its residual blocks encrypted (resnet --block)")

@@ -7,6 +7,7 @@
     ember schedule boot.json --platform paper:4,0 --limb-parts 4  # every operation split over 4 limb shares
     ember profile --log-n 16 --threads 2 -o cpu.json            # measure this CPU's cost table
     ember profile --log-n 16 --bootstrappable --threads 2 --with-bootstrapping 3 -o cpu.json  # + circuits' ops
+
 Every figure of a modelled device (FPGA, GPU, ASIC) is marked "modelled" in the output.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 
 
 def _table(title: str, cols: list[str], rows: list[list]) -> None:
+    """Print a table on stderr."""
     from rich.console import Console
     from rich.table import Table
     t = Table(title=title)
@@ -27,6 +29,7 @@ def _table(title: str, cols: list[str], rows: list[list]) -> None:
 
 
 def _load_graph(args):
+    """Return the graph of the source argument: a named program, a graph JSON file or FILE.py:FUNCTION."""
     from ..graph import PROGRAMS, graph_of, load
     src = args.source
     if src in PROGRAMS:   # the one registry of named programs (ember.graph.programs); None: the program's default
@@ -40,6 +43,7 @@ def _load_graph(args):
 
 
 def _program_from_file(spec: str, args):
+    """Capture FILE.py:FUNCTION symbolically on bootstrappable parameters and return its graph."""
     import importlib.util
 
     from ..graph import capture_program
@@ -62,6 +66,7 @@ def _program_from_file(spec: str, args):
 
 
 def _costs(args, graph, platform):
+    """Return the costs of the graph on the platform: the --costs tables, profile-guided updates, the defaults."""
     from ..sched.costs import CostTable
     from ..sched.plan import default_costs
     table = CostTable()
@@ -77,6 +82,7 @@ def _costs(args, graph, platform):
 
 
 def _schedule(args) -> int:
+    """Run `ember schedule`; return the exit status."""
     from ..sched.plan import schedule_graph
     from ..sched.platform import load_platform
     graph = _load_graph(args)
@@ -134,6 +140,7 @@ def _schedule(args) -> int:
 
 
 def _graph(args) -> int:
+    """Run `ember graph`; return the exit status."""
     if args.source == "show":
         if not args.file:
             raise SystemExit("ember graph show FILE.json")
@@ -153,6 +160,7 @@ def _graph(args) -> int:
 
 
 def _profile(args) -> int:
+    """Run `ember profile`; return the exit status."""
     import ember
     from ..sched.profile import measure
     levels = args.levels
@@ -194,6 +202,7 @@ def _profile(args) -> int:
 def _clear_errors(fn):
     """Bad input (a malformed graph, an unknown platform, a missing cost) is one line on stderr, exit status 2."""
     def run(args) -> int:
+        """Run the subcommand, turning ValueError and FileNotFoundError into a line on stderr and status 2."""
         try:
             return fn(args)
         except (ValueError, FileNotFoundError) as e:
@@ -203,10 +212,18 @@ def _clear_errors(fn):
 
 
 def add_parser(sub) -> None:
+    """Register `ember schedule`, `ember graph` and `ember profile` on the `ember` command's subparsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``ember`` parser.
+    """
     from ..graph import PROGRAMS
     names = ", ".join(PROGRAMS)
 
     def common(p):
+        """Add the program flags (--log-n, --levels, --insecure) to a subcommand."""
         p.add_argument("--log-n", type=int, default=None,
                        help="programs: log2 of the ring degree (default: the program's own; FILE.py:FUNCTION 16)")
         p.add_argument("--levels", type=int, default=None,

@@ -32,6 +32,7 @@ _HEAD = {"gops": "Gops", "mults": "G mults", "dram_gb": "DRAM GB", "ct_read_gb":
 
 
 def _title(cmd: str, r: dict) -> str:
+    """Return a table title naming the parameters of a result."""
     return (f"{cmd} ({r['accounting']}): log N = {r['log_n']}, {r['limbs']} limbs (operand {r['level_limbs']}), "
             f"dnum = {r['dnum']}, {r['word_bits']:g}-bit words, {r['cache_mb']:g} MiB, techniques: {r['techniques']}"
             + (f", device {r['device']}" if r.get("device") else ""))
@@ -46,6 +47,7 @@ EMBER_STEPS = [("plain", "none"), ("ModDown merge", "merge"), ("ModUp/ModDown ho
 
 
 def _emit(records: list[dict], cols: list[str], title: str, stream=None) -> None:
+    """Print results: one JSON object per line on a pipe, a table of `cols` on a terminal."""
     stream = stream or sys.stdout
     if not stream.isatty():
         for r in records:
@@ -65,6 +67,7 @@ def _emit(records: list[dict], cols: list[str], title: str, stream=None) -> None
 
 
 def _fmt(v) -> str:
+    """Format a table cell (floats and large integers to 4 significant digits, None as empty)."""
     if v is None:
         return ""
     if isinstance(v, float):
@@ -75,6 +78,7 @@ def _fmt(v) -> str:
 
 
 def _add_params(p, search=False) -> None:
+    """Add the simulator's parameter flags (fewer for search, which takes lists) to a subcommand."""
     g = p.add_argument_group("parameters")
     if not search:
         g.add_argument("--log-n", type=int, default=17)
@@ -94,6 +98,7 @@ def _add_params(p, search=False) -> None:
 
 
 def _params(a) -> SimParams:
+    """Return the SimParams of the parsed flags."""
     w = int(a.word_bits) if float(a.word_bits).is_integer() else a.word_bits
     return SimParams(log_n=a.log_n, limbs=a.limbs, dnum=a.dnum, word_bits=w, prime_bits=a.prime_bits,
                      fft_iters=a.fft_iters, poly_degree=a.poly_degree, double_angle=a.double_angle,
@@ -101,6 +106,7 @@ def _params(a) -> SimParams:
 
 
 def _device(a):
+    """Return the device profile of --device (None without one), saying on stderr which CPU profile is used."""
     if not getattr(a, "device", None):
         return None
     if a.device == "cpu":   # this machine's calibration, else the embedded reference machine's: say which
@@ -113,11 +119,13 @@ def _device(a):
 
 
 def _fail(cmd: str, e: Exception) -> int:
+    """Report an error on stderr and return the exit status 2."""
     print(f"ember sim {cmd}: {e}", file=sys.stderr)
     return 2
 
 
 def _op(a) -> int:
+    """Run `ember sim op`; return the exit status."""
     from ..sim.model import OPS, simulate
 
     try:
@@ -162,7 +170,7 @@ def _op(a) -> int:
 
 
 def _lt_indices(a, p: SimParams):
-    """--indices of LinearTransform (None: --diagonals or the first DFT factor)."""
+    """Return the diagonal indices of --indices for LinearTransform (None: --diagonals or the first DFT factor)."""
     if not a.indices:
         return None
     from ..sim.kernels import parse_indices
@@ -170,9 +178,12 @@ def _lt_indices(a, p: SimParams):
 
 
 def _boot_library(a) -> int:
-    """The library's own bootstrapping (CkksParams.bootstrappable(log_n)), captured symbolically as a graph and
-    modelled node by node (graph_model: each node equals the library's measured counters), so the figures are
-    what the library runs -- sparse-secret encapsulation and EvalMod as built."""
+    """Model the library's own bootstrapping (CkksParams.bootstrappable(log_n)) and print its record.
+
+    The bootstrapping is captured symbolically as a graph and modelled node by node (graph_model: each node
+    equals the library's measured counters), so the figures are what the library runs -- sparse-secret
+    encapsulation and EvalMod as built. Returns the exit status.
+    """
     import ember
     from ..sim.graph_model import UNTRACED, op_model, operand_raised
     from ..sim.kernels import Ring
@@ -207,6 +218,7 @@ def _boot_library(a) -> int:
 
 
 def _boot(a) -> int:
+    """Run `ember sim boot`; return the exit status."""
     from ..sim.model import simulate
 
     if getattr(a, "library", False):
@@ -250,6 +262,7 @@ def _boot(a) -> int:
 
 
 def _ints(spec: str) -> list[int]:
+    """Parse a list of integers and ranges, e.g. "1-6" or "40,45,50"."""
     out: list[int] = []
     for part in spec.split(","):
         if "-" in part:
@@ -261,6 +274,7 @@ def _ints(spec: str) -> list[int]:
 
 
 def _search(a) -> int:
+    """Run `ember sim search`; return the exit status (1 when no parameter set satisfies the bound)."""
     from ..sim.devices import Profile, asic, load
     from ..sim.search import SPARSE_192, search
 
@@ -290,6 +304,7 @@ def _search(a) -> int:
 
 
 def _calibrate(a) -> int:
+    """Run `ember sim calibrate` and save the CPU profile; return the exit status."""
     from pathlib import Path
 
     from ..sim.calibrate import calibrate
@@ -313,7 +328,13 @@ def _calibrate(a) -> int:
 
 
 def add_parser(subparsers) -> None:
-    """Registers `ember sim` on the `ember` command's subparsers."""
+    """Register `ember sim` on the `ember` command's subparsers.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The subparsers of the ``ember`` parser.
+    """
     from ..sim.model import ACCOUNTINGS, OPS
 
     s = subparsers.add_parser("sim", help="cost simulator: operations, DRAM traffic, time, parameter search")
