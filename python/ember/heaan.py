@@ -205,7 +205,7 @@ class Context:
         Parameters
         ----------
         region : int
-            1: the tensor product; any other value: region 2, the key switching.
+            1: the tensor product; 2: the key switching.
         log_q : int, optional
             Bits of the ciphertext modulus; default logQ.
 
@@ -213,7 +213,14 @@ class Context:
         -------
         int
             The number of primes.
+
+        Raises
+        ------
+        ValueError
+            A region other than 1 or 2.
         """
+        if region not in (1, 2):
+            raise ValueError(f"region must be 1 (tensor product) or 2 (key switching), got {region!r}")
         lq = self.log_q if log_q is None else log_q
         return self._core.primes_region1(lq) if region == 1 else self._core.primes_region2(lq)
 

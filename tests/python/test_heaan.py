@@ -169,6 +169,8 @@ def test_primes_of_fig2(env):
     # region 1: P > 2^4 N q^2 / 2; region 2: P > 2^4 N (q/2) (Q^2/2), primes just below 2^50
     assert ctx.primes(1) == math.ceil((2 * LOG_Q + LOG_N - 1 + 4) / 49.999)
     assert ctx.primes(2) == math.ceil((3 * LOG_Q + LOG_N - 2 + 4) / 49.999)
+    with pytest.raises(ValueError, match="region must be 1"):
+        ctx.primes(3)
 
 
 def test_trace_breakdown_kernels(env, rng):
