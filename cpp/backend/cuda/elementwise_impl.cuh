@@ -1,0 +1,218 @@
+// The element-wise kernels of ember_cuda (Backend::add ... sub_mul_const), the key-switch inner product (dot) and
+// the automorphisms (permute): one thread per word, a grid-stride loop over the n words of a limb, blockIdx.y the
+// limb. The per-word arithmetic is backend/cuda/arith.hpp's (ew_apply, dot_coeff, automorphism_index), tested on the
+// host against the CPU backend.
+//
+// These kernels are memory-bound (one or two modular products per 16-24 bytes moved); the grid-stride loop with
+// 64-bit loads is the plain form, left for measurement (wider loads and fusing operations are what would help).
+// Part of ember_cuda.cu, the library's one translation unit.
+#pragma once
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/check.cuh"
+#include "backend/cuda/kernels.hpp"
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr std::size_t kEwBatch = 32;  // limbs per launch (descriptors in the parameter space: 32 x 64 bytes)
+
+struct EwLimb {
+    u64* out;
+    const u64* a;
+    const u64* b;
+    EwConsts c;
+};
+struct EwBatch {
+    EwLimb limb[kEwBatch];
+};
+
+template <EwOp kOp>
+__global__ void __launch_bounds__(kThreads) ew_kernel(const __grid_constant__ EwBatch batch, std::size_t n) {
+    const EwLimb& l = batch.limb[blockIdx.y];
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const u64 a = l.a[i];
+        const u64 b = ew_reads_b(kOp) ? l.b[i] : 0;
+        const u64 o = ew_reads_out(kOp) ? l.out[i] : 0;
+        l.out[i] = ew_apply<kOp>(a, b, o, l.c);
+    }
+}
+
+void check_count(std::size_t want, std::size_t got, const char* op, const char* what) {
+    if (want != got)
+        throw std::invalid_argument(std::string("cuda::") + op + ": " + std::to_string(got) + " " + what + " for " +
+                                    std::to_string(want) + " output limbs");
+}
+
+/// Launches ew_kernel<kOp> over the limbs; `consts(l)` gives limb l's EwConsts.
+template <EwOp kOp, class Consts>
+void elementwise(const char* op, std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+                 std::span<const Modulus> mod, std::size_t n, Consts consts) {
+    check_count(out.size(), a.size(), op, "operands a");
+    if (ew_reads_b(kOp)) check_count(out.size(), b.size(), op, "operands b");
+    check_count(out.size(), mod.size(), op, "moduli");
+    for (std::size_t l0 = 0; l0 < out.size(); l0 += kEwBatch) {
+        const std::size_t count = std::min(kEwBatch, out.size() - l0);
+        EwBatch batch{};
+        for (std::size_t l = 0; l < count; ++l)
+            batch.limb[l] = EwLimb{out[l0 + l], a[l0 + l], ew_reads_b(kOp) ? b[l0 + l] : nullptr, consts(l0 + l)};
+        const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
+        ew_kernel<kOp><<<grid, kThreads>>>(batch, n);
+        EMBER_CUDA_CHECK_LAUNCH();
+    }
+}
+
+// ---- dot ---------------------------------------------------------------------------------------------------------
+
+struct DotLimb {
+    u64* out;
+    const u64* const* a;  // terms pointers
+    const u64* const* b;
+    WideBarrett wb;
+};
+
+__global__ void __launch_bounds__(kThreads) dot_kernel(const DotLimb* limbs, std::size_t terms, std::size_t n) {
+    const DotLimb l = limbs[blockIdx.y];
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        l.out[i] = dot_coeff(l.a, l.b, terms, i, l.wb);
+}
+
+// ---- permutations ------------------------------------------------------------------------------------------------
+
+struct PermLimb {
+    u64* out;
+    const u64* a;
+};
+struct PermBatch {
+    PermLimb limb[kEwBatch];
+};
+
+/// out[i] = a[perm[i]] (perm in device memory), or a[automorphism_index(i, k, log_n)] when perm is null.
+__global__ void __launch_bounds__(kThreads) permute_kernel(const __grid_constant__ PermBatch batch, const u32* perm, u64 k,
+                                                           int log_n, std::size_t n) {
+    const PermLimb& l = batch.limb[blockIdx.y];
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const u32 src = perm ? perm[i] : automorphism_index(static_cast<u32>(i), k, log_n);
+        l.out[i] = l.a[src];
+    }
+}
+
+void permute_any(std::span<u64* const> out, std::span<const u64* const> a, const u32* perm, u64 k, int log_n,
+                 std::size_t n) {
+    check_count(out.size(), a.size(), "permute", "operands");
+    for (std::size_t l = 0; l < out.size(); ++l)
+        if (out[l] == a[l]) throw std::invalid_argument("cuda::permute: output must not alias input");
+    for (std::size_t l0 = 0; l0 < out.size(); l0 += kEwBatch) {
+        const std::size_t count = std::min(kEwBatch, out.size() - l0);
+        PermBatch batch{};
+        for (std::size_t l = 0; l < count; ++l) batch.limb[l] = PermLimb{out[l0 + l], a[l0 + l]};
+        const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
+        permute_kernel<<<grid, kThreads>>>(batch, perm, k, log_n, n);
+        EMBER_CUDA_CHECK_LAUNCH();
+    }
+}
+
+}  // namespace
+
+// ---- element-wise entry points ---------------------------------------------------------------------------------
+
+void add(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n) {
+    elementwise<EwOp::kAdd>("add", out, a, b, mod, n, [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), 0, 0}; });
+}
+void sub(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n) {
+    elementwise<EwOp::kSub>("sub", out, a, b, mod, n, [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), 0, 0}; });
+}
+void neg(std::span<u64* const> out, std::span<const u64* const> a, std::span<const Modulus> mod, std::size_t n) {
+    elementwise<EwOp::kNeg>("neg", out, a, {}, mod, n, [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), 0, 0}; });
+}
+void mul(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n) {
+    elementwise<EwOp::kMul>("mul", out, a, b, mod, n, [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), 0, 0}; });
+}
+void mul_add(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+             std::span<const Modulus> mod, std::size_t n) {
+    elementwise<EwOp::kMulAdd>("mul_add", out, a, b, mod, n,
+                               [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), 0, 0}; });
+}
+void mul_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const MulConst> c,
+               std::span<const Modulus> mod, std::size_t n, bool accumulate) {
+    check_count(out.size(), c.size(), "mul_const", "constants");
+    auto consts = [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), c[l].w, c[l].wp}; };
+    if (accumulate) elementwise<EwOp::kMulConstAdd>("mul_const", out, a, {}, mod, n, consts);
+    else elementwise<EwOp::kMulConst>("mul_const", out, a, {}, mod, n, consts);
+}
+void add_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64> c,
+               std::span<const Modulus> mod, std::size_t n) {
+    check_count(out.size(), c.size(), "add_const", "constants");
+    elementwise<EwOp::kAddConst>("add_const", out, a, {}, mod, n,
+                                 [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), c[l], 0}; });
+}
+void sub_mul_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+                   std::span<const MulConst> c, std::span<const Modulus> mod, std::size_t n) {
+    check_count(out.size(), c.size(), "sub_mul_const", "constants");
+    elementwise<EwOp::kSubMulConst>("sub_mul_const", out, a, b, mod, n,
+                                    [&](std::size_t l) { return EwConsts{make_barrett(mod[l]), c[l].w, c[l].wp}; });
+}
+
+// ---- dot ---------------------------------------------------------------------------------------------------------
+
+void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& a,
+         const std::vector<std::vector<const u64*>>& b, std::span<const Modulus> mod, std::size_t n) {
+    const std::size_t terms = a.size(), limbs = out.size();
+    if (terms == 0 || b.size() != terms) throw std::invalid_argument("cuda::dot: need the same positive number of terms on both sides");
+    check_count(limbs, mod.size(), "dot", "moduli");
+    for (std::size_t t = 0; t < terms; ++t) {
+        check_count(limbs, a[t].size(), "dot", "limbs of a term of a");
+        check_count(limbs, b[t].size(), "dot", "limbs of a term of b");
+    }
+    if (limbs == 0) return;
+    // staged in one device block: the limbs' descriptors, then limb l's `terms` pointers of a and of b
+    const std::size_t desc_words = limbs * sizeof(DotLimb) / sizeof(u64), ptr_words = 2 * limbs * terms;
+    static_assert(sizeof(DotLimb) % sizeof(u64) == 0);
+    DeviceMemory mem((desc_words + ptr_words) * sizeof(u64));
+    const auto* base = static_cast<const u64* const*>(mem.get());
+    std::vector<DotLimb> desc(limbs);
+    std::vector<const u64*> ptrs(ptr_words);
+    for (std::size_t l = 0; l < limbs; ++l) {
+        const std::size_t pa = desc_words + 2 * l * terms, pb = pa + terms;
+        for (std::size_t t = 0; t < terms; ++t) {
+            ptrs[pa - desc_words + t] = a[t][l];
+            ptrs[pb - desc_words + t] = b[t][l];
+        }
+        desc[l] = DotLimb{out[l], base + pa, base + pb, make_wide_barrett(mod[l])};
+    }
+    mem.upload(desc.data(), desc.size() * sizeof(DotLimb));
+    mem.upload(ptrs.data(), ptrs.size() * sizeof(u64), desc_words * sizeof(u64));
+    for (std::size_t l0 = 0; l0 < limbs; l0 += 65535) {  // gridDim.y <= 65535
+        const unsigned count = static_cast<unsigned>(std::min<std::size_t>(65535, limbs - l0));
+        dot_kernel<<<dim3(detail::grid_for(n, kThreads), count), kThreads>>>(static_cast<const DotLimb*>(mem.get()) + l0, terms, n);
+        EMBER_CUDA_CHECK_LAUNCH();
+    }
+    EMBER_CUDA_CHECK(cudaDeviceSynchronize());  // before `mem` is freed
+}
+
+// ---- permutations ------------------------------------------------------------------------------------------------
+
+void permute(std::span<u64* const> out, std::span<const u64* const> a, const std::uint32_t* perm, std::size_t n) {
+    if (!perm) throw std::invalid_argument("cuda::permute: no permutation");
+    permute_any(out, a, perm, 0, 0, n);
+}
+
+void automorph(std::span<u64* const> out, std::span<const u64* const> a, std::uint64_t k, int log_n) {
+    if (log_n < 1 || log_n > 17 || (k & 1) == 0 || k >= (u64(2) << log_n))
+        throw std::invalid_argument("cuda::automorph: k must be odd and below 2N, log_n in [1, 17]");
+    permute_any(out, a, nullptr, k, log_n, std::size_t(1) << log_n);
+}
+
+}  // namespace ember::cuda

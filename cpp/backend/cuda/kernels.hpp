@@ -1,0 +1,169 @@
+// Host interface of the CUDA kernels (library ember_cuda, built when CMake's EMBER_CUDA is on): device memory, the
+// per-prime tables on the device, and one launcher per operation of the backend interface (backend/backend.hpp),
+// each over a batch of limbs whose words are in device memory.
+//
+// Plain C++ (no CUDA header): a test or a backend includes it with the ordinary compiler and links ember_cuda.
+// Not yet a Backend: ember_cuda is not linked into ember_core, the Python extension or the wheel. The launchers run
+// on the default stream and return once the work is queued (except where noted); synchronize() waits for it. Errors
+// (a failed allocation, launch or copy) throw std::runtime_error naming the CUDA error.
+//
+// Every kernel gives the CPU backend's results bit for bit: the arithmetic is backend/cuda/arith.hpp's,
+// ntt_rounds.hpp's and base_convert_phases.hpp's, which the host tests (tests/cpp/test_cuda_arith.cpp) compare with
+// the CPU backend; tests/cuda compares the kernels themselves on a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/arith.hpp"
+#include "backend/cuda/base_convert_phases.hpp"
+#include "backend/cuda/ntt_rounds.hpp"
+#include "math/modarith.hpp"
+#include "math/ntt.hpp"
+#include "math/rns.hpp"
+
+namespace ember::cuda {
+
+// ---- devices and memory ----------------------------------------------------------------------------------------
+
+/// CUDA devices present; 0 when there is none, no driver, or the driver is too old for this build (never throws).
+int device_count() noexcept;
+/// Device 0: name, compute capability, SMs, memory (for logs).
+std::string device_description();
+/// Waits for all queued work of the device; throws on an error of an earlier launch.
+void synchronize();
+
+/// A block of device memory (cudaMalloc), freed by the destructor. Move-only.
+class DeviceMemory {
+public:
+    DeviceMemory() = default;
+    explicit DeviceMemory(std::size_t bytes);
+    ~DeviceMemory();
+    DeviceMemory(DeviceMemory&& o) noexcept;
+    DeviceMemory& operator=(DeviceMemory&& o) noexcept;
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+    void* get() const { return p_; }
+    std::size_t bytes() const { return bytes_; }
+    /// Synchronous copies from / to host memory at a byte offset.
+    void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
+    void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
+
+private:
+    void* p_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+/// n values of T in device memory.
+template <class T>
+class DeviceArray {
+public:
+    DeviceArray() = default;
+    explicit DeviceArray(std::size_t n) : mem_(n * sizeof(T)), n_(n) {}
+    explicit DeviceArray(const std::vector<T>& v) : DeviceArray(v.size()) { upload(v); }
+    T* data() const { return static_cast<T*>(mem_.get()); }
+    std::size_t size() const { return n_; }
+    void upload(const std::vector<T>& v) { mem_.upload(v.data(), v.size() * sizeof(T)); }
+    std::vector<T> download() const {
+        std::vector<T> v(n_);
+        mem_.download(v.data(), n_ * sizeof(T));
+        return v;
+    }
+
+private:
+    DeviceMemory mem_;
+    std::size_t n_ = 0;
+};
+
+// ---- NTT -------------------------------------------------------------------------------------------------------
+
+/// A prime's NTT tables on the device (psi_rev, ipsi_rev and their Shoup companions: 4N words).
+class DeviceNttTables {
+public:
+    explicit DeviceNttTables(const NttTables& t);
+    /// The kernels' descriptor of the limb `data` (device memory, N words) for one direction.
+    NttLimb limb(u64* data, bool inverse) const;
+    u32 log_n() const { return log_n_; }
+
+private:
+    DeviceMemory tw_;
+    NttLimb fwd_, inv_;  // with data = nullptr
+    u32 log_n_ = 0;
+};
+
+/// In-place forward / inverse negacyclic NTT of each limb (all of one size N = 2^log_n, 1 <= log_n <= 17) over the
+/// prime of tables[l]: the column kernel and the row kernel of ntt_rounds.hpp, up to kNttBatch limbs per launch.
+void ntt_forward(std::span<u64* const> limbs, std::span<const DeviceNttTables* const> tables);
+void ntt_inverse(std::span<u64* const> limbs, std::span<const DeviceNttTables* const> tables);
+/// Limbs per launch (their descriptors travel as the kernel's parameter).
+constexpr std::size_t kNttBatch = 32;
+
+// ---- element-wise operations -----------------------------------------------------------------------------------
+// out[l][i] = f(a[l][i], b[l][i], out[l][i]) over n words of each limb l, modulo mod[l] (the Backend operations of
+// the same names). Operands unused by an operation may be empty spans. The output may alias an operand.
+
+void add(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n);
+void sub(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n);
+void neg(std::span<u64* const> out, std::span<const u64* const> a, std::span<const Modulus> mod, std::size_t n);
+void mul(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+         std::span<const Modulus> mod, std::size_t n);
+/// out += a * b
+void mul_add(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+             std::span<const Modulus> mod, std::size_t n);
+/// out = a * c[l] (accumulate: out += a * c[l])
+void mul_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const MulConst> c,
+               std::span<const Modulus> mod, std::size_t n, bool accumulate);
+/// out = a + c[l]
+void add_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64> c,
+               std::span<const Modulus> mod, std::size_t n);
+/// out = (a - b) * c[l]
+void sub_mul_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
+                   std::span<const MulConst> c, std::span<const Modulus> mod, std::size_t n);
+
+/// out[l] = sum_t a[t][l] * b[t][l] (Backend::dot; a[t][l], b[t][l] device pointers). The pointer tables are copied
+/// to the device for the call, which therefore waits for the kernel before it returns (a backend would keep them
+/// resident).
+void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& a,
+         const std::vector<std::vector<const u64*>>& b, std::span<const Modulus> mod, std::size_t n);
+
+// ---- automorphisms ---------------------------------------------------------------------------------------------
+
+/// out[l][i] = a[l][perm[i]] (Backend::permute; perm: n indices in device memory). out must not alias a.
+void permute(std::span<u64* const> out, std::span<const u64* const> a, const std::uint32_t* perm, std::size_t n);
+/// The same with the indices of X -> X^k computed in the kernel (arith.hpp's automorphism_index; no table).
+void automorph(std::span<u64* const> out, std::span<const u64* const> a, std::uint64_t k, int log_n);
+
+// ---- base conversion -------------------------------------------------------------------------------------------
+
+/// A BaseConverter's constants on the device (at most kBcMaxSources source primes).
+class DeviceBaseConverter {
+public:
+    explicit DeviceBaseConverter(const BaseConverter& conv);
+    const BaseConvTable& table() const { return table_; }
+
+private:
+    DeviceMemory mem_;
+    BaseConvTable table_;
+};
+
+/// Backend::base_convert of n coefficients: in has k limbs, out m limbs (device pointers). Waits for the kernel
+/// (the pointer tables are staged per call, as for dot).
+void base_convert(const DeviceBaseConverter& conv, std::span<const u64* const> in, std::span<u64* const> out,
+                  std::size_t n, bool centered);
+
+// ---- measurement -----------------------------------------------------------------------------------------------
+
+/// The median time in milliseconds of `reps` runs of `launch` (queued work), timed by CUDA events after one
+/// warm-up run.
+double time_ms(const std::function<void()>& launch, int reps);
+/// The device's copy bandwidth: bytes read plus bytes written per second of a device-to-device copy of `bytes`.
+double copy_bandwidth(std::size_t bytes, int reps);
+
+}  // namespace ember::cuda
