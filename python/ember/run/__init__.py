@@ -1,5 +1,7 @@
 """Running programs on many processes and machines.
 
+A sketch::
+
     import ember, ember.run
     ctx = ember.Context(params, threads=1)
     keys = ctx.keygen(rotations=[1])
@@ -10,7 +12,7 @@
         res = ex.run_graph(graph, inputs, schedule=heft_schedule)
     res.outputs, res.node_seconds, res.workers_lost, res.tasks_rerun
 
-Executors (ember.run.executor.Executor): map(fn, cts) (independent tasks fn(ctx, ct)), call(fn, *cts) (a traced
+Executors (ember.run.executor.Executor): map(fn, cts) (independent tasks fn(ctx, ct)), ``call(fn, *cts)`` (a traced
 Python function as one task; profile=True records its evaluator operations), run_graph(graph, inputs, schedule)
 (one task per node of a captured ember.graph.Graph; a HEFT/PEFT schedule pins nodes to workers).
 

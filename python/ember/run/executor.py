@@ -65,7 +65,7 @@ class RunResult:
         Returns
         -------
         ember.graph.Graph
-            A deep copy of `graph` with ``node.seconds`` set from :attr:`node_seconds`.
+            A deep copy of `graph` with ``node.seconds`` set from ``node_seconds``.
         """
         import copy
         from ..graph.model import Graph

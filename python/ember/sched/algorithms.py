@@ -164,7 +164,7 @@ def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     ----------
     cost : dict or Problem
         ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
-        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+        run there; or a ``Problem``, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
     edges : dict, optional
         ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
     bandwidth : sequence of sequence of float
@@ -186,7 +186,7 @@ def heft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     Raises
     ------
     ValueError
-        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        Invalid problem data (see ``Problem``): a cycle, an unknown task, a task no device can run, a
         negative cost, a wrong-shaped matrix.
     TypeError
         `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
@@ -207,7 +207,7 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     ----------
     cost : dict or Problem
         ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
-        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+        run there; or a ``Problem``, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
     edges : dict, optional
         ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
     bandwidth : sequence of sequence of float
@@ -229,7 +229,7 @@ def peft(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     Raises
     ------
     ValueError
-        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        Invalid problem data (see ``Problem``): a cycle, an unknown task, a task no device can run, a
         negative cost, a wrong-shaped matrix.
     TypeError
         `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
@@ -255,7 +255,7 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     ----------
     cost : dict or Problem
         ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
-        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+        run there; or a ``Problem``, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
     edges : dict, optional
         ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
     bandwidth : sequence of sequence of float
@@ -291,7 +291,7 @@ def best(cost, edges=None, bandwidth=None, latency=None, devices=None, *, insert
     Raises
     ------
     ValueError
-        `perturb`, `refine` or `improve` is negative, or the problem data is invalid (see :class:`Problem`).
+        `perturb`, `refine` or `improve` is negative, or the problem data is invalid (see ``Problem``).
     TypeError
         `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).
     """
@@ -447,7 +447,7 @@ def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, *, seed:
     ----------
     cost : dict or Problem
         ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
-        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+        run there; or a ``Problem``, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
     edges : dict, optional
         ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
     bandwidth : sequence of sequence of float
@@ -468,7 +468,7 @@ def naive(cost, edges=None, bandwidth=None, latency=None, devices=None, *, seed:
     Raises
     ------
     ValueError
-        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        Invalid problem data (see ``Problem``): a cycle, an unknown task, a task no device can run, a
         negative cost, a wrong-shaped matrix.
     TypeError
         `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).

@@ -33,7 +33,7 @@ segment_bound. A *sync* task is comparable with every other task (each other tas
 descendant). Let s_1, ..., s_S be the sync tasks in topological order (a chain). Every other task lies in exactly
 one *segment*: H_0 before s_1 (ancestors of s_1), H_k between s_k and s_k+1 (descendants of s_k, ancestors of
 s_k+1), H_S after s_S. In any schedule the segments run one after the other in time: all of H_k starts after s_k
-finishes and finishes before s_k+1 starts. So with devices d_k = D(s_k),
+finishes and finishes before s_k+1 starts. So with devices d_k = D(s_k)::
 
     M  =  span(H_0) + sum_k [ w[s_k][d_k] + span(H_k) ]            (span(H_k) = start(s_k+1) - finish(s_k),
                                                                     span(H_0) = start(s_1), span(H_S) = M - f(s_S))
@@ -41,7 +41,7 @@ finishes and finishes before s_k+1 starts. So with devices d_k = D(s_k),
 
 where L_k(a, b) is any lower bound on span(H_k) given D(s_k) = a and D(s_k+1) = b; the minimum over device
 sequences is a dynamic programme over k (S x P x P). L_k(a, b), measured from finish(s_k) (time 0) to
-start(s_k+1) (time T), is the largest of:
+start(s_k+1) (time T), is the largest of::
 
   (path)  Every path s_k -> x_1 -> ... -> x_r -> s_k+1 through H_k: T >= sum m_(x_j). When a != b, the path
           starts on device a and ends on b, so one of its edges joins two different devices and costs at least
@@ -441,7 +441,7 @@ def lower_bound(cost, edges=None, bandwidth=None, latency=None, devices=None) ->
     ----------
     cost : dict or Problem
         ``{task: [seconds on device 0, 1, ...]}``: one entry per device index, ``math.inf`` where the task cannot
-        run there; or a :class:`Problem`, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
+        run there; or a ``Problem``, and then `edges`, `bandwidth`, `latency` and `devices` are ignored.
     edges : dict, optional
         ``{(u, v): bytes}``: task v needs the output of task u (default: no edges).
     bandwidth : sequence of sequence of float
@@ -455,7 +455,7 @@ def lower_bound(cost, edges=None, bandwidth=None, latency=None, devices=None) ->
     Returns
     -------
     dict
-        "cp": :func:`cp_bound`, "work": :func:`work_bound`, "segments": :func:`segment_bound`, "bound": the
+        "cp": ``cp_bound``, "work": ``work_bound``, "segments": ``segment_bound``, "bound": the
         largest of the three, "segments_with_copies": ``segment_bound(copies=True)``, "bound_with_copies":
         max(cp, work, segments_with_copies), "sync_tasks": how many tasks are sync tasks. Every schedule of the
         problem has a makespan >= "bound" (seconds); every schedule with duplicated tasks >= "bound_with_copies".
@@ -463,7 +463,7 @@ def lower_bound(cost, edges=None, bandwidth=None, latency=None, devices=None) ->
     Raises
     ------
     ValueError
-        Invalid problem data (see :class:`Problem`): a cycle, an unknown task, a task no device can run, a
+        Invalid problem data (see ``Problem``): a cycle, an unknown task, a task no device can run, a
         negative cost, a wrong-shaped matrix.
     TypeError
         `edges` is not a mapping, or `bandwidth` or `latency` is not a matrix (`bandwidth` missing).

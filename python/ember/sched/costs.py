@@ -251,7 +251,7 @@ class CostTable:
         Parameters
         ----------
         node : ember.graph.Node
-            The node: its op, level and (for counted operations, :func:`node_count`) its inputs or outputs.
+            The node: its op, level and (for counted operations, ``node_count``) its inputs or outputs.
         device : str
             The cost-table device model (a key of `devices`, e.g. "h100" or "cpu-2t").
 

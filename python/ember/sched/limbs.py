@@ -201,7 +201,7 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
     costs : CostTable
         Seconds per device model; it must have every device model of the platform.
     parts : int
-        K, >= 1; 1 is :func:`ember.sched.plan.problem_of`'s problem (tasks: node ids).
+        K, >= 1; 1 is ``ember.sched.plan.problem_of``'s problem (tasks: node ids).
     overhead : ember.sched.overhead.ExecutorOverhead, optional
         An executor's per-task overhead, charged to every task of the split.
 
@@ -214,7 +214,7 @@ def limb_split(graph, platform, costs, parts: int, overhead=None) -> Problem:
     ------
     ValueError
         `parts` is not an integer >= 1; with `parts` > 1, the graph lacks ``meta["params"]`` or an operation has
-        no exchange model; or as :func:`ember.sched.plan.problem_of`.
+        no exchange model; or as ``ember.sched.plan.problem_of``.
     """
     if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")

@@ -222,7 +222,7 @@ class Platform(JsonFile):
             threads) or ``dask:K[:BW]`` (K Dask workers, BW bytes per second).
         bandwidth : float, optional
             Bytes per second between Dask workers when the spec gives none (default: measured,
-            :func:`measure_bandwidth`); the other presets ignore it.
+            ``measure_bandwidth``); the other presets ignore it.
 
         Returns
         -------
@@ -322,7 +322,7 @@ def dask_workers(k: int, bandwidth: Optional[float] = None, latency: Optional[fl
     k : int
         The number of workers, >= 1.
     bandwidth : float, optional
-        Bytes per second between two workers (default: measured by :func:`measure_bandwidth`).
+        Bytes per second between two workers (default: measured by ``measure_bandwidth``).
     latency : float, optional
         Seconds per transfer. Default: 0 with a given bandwidth, the measured latency when the bandwidth is
         measured (a latency given here is kept then, and the platform's notes say so).

@@ -62,7 +62,7 @@ def simulate(op: str, params: SimParams, accounting: str = "paper", cache_mb: fl
     Parameters
     ----------
     op : str
-        The operation: a name of ``OPS`` or an alias (:func:`canonical_op`).
+        The operation: a name of ``OPS`` or an alias (``canonical_op``).
     params : SimParams
         The parameter set.
     accounting : {"paper", "ember"}, optional

@@ -47,7 +47,7 @@ def options_of(name: str) -> list[str]:
     Parameters
     ----------
     name : str
-        A key of :data:`PROGRAMS`.
+        A key of ``PROGRAMS``.
 
     Returns
     -------
@@ -74,7 +74,7 @@ def graph_of(name: str, **options):
     Parameters
     ----------
     name : str
-        One of :data:`PROGRAMS`: boot, lr-toy, helr, lola-mnist, lola-cifar, resnet20.
+        One of ``PROGRAMS``: boot, lr-toy, helr, lola-mnist, lola-cifar, resnet20.
     **options
         The builder's options (``log_n``, ``levels``, ``insecure``, ...); an option given as None takes the
         program's default.

@@ -3,7 +3,7 @@
 The packing, one encrypted iteration, the training loop with its bootstrapping, written against the public
 ciphertext operations only (+, -, *, rotate, conjugate, bootstrap) -- and its graph, ``graph_of("helr")``. The
 application around it (the data owner, the float64 reference, the scikit-learn estimator) is
-:mod:`ember.apps.logreg`, whose docstring derives the algorithm, the packing and the level budget implemented
+``ember.apps.logreg``, whose docstring derives the algorithm, the packing and the level budget implemented
 here.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def sigmoid_poly(degree: int = 3, interval: float = 8.0, points: int = 4001) -> 
 
 
 def sigmoid_poly_error(coeffs, interval: float = 8.0) -> float:
-    """Return max |poly - sigmoid| on [-interval, interval] (on a grid of 20001 points).
+    """Return ``max |poly - sigmoid|`` on [-interval, interval] (on a grid of 20001 points).
 
     Parameters
     ----------
@@ -139,7 +139,7 @@ def nesterov_schedule(iterations: int, learning_rate: float, decay: float = 0.0)
 class Packing:
     """Layout of one batch of n samples x `features` (padded to F) in ciphertexts of `slots` slots.
 
-    See :mod:`ember.apps.logreg`'s docstring for the layout.
+    See ``ember.apps.logreg``'s docstring for the layout.
 
     Parameters
     ----------
@@ -219,7 +219,7 @@ class Packing:
         """Return the slot vectors (complex) of a batch.
 
         First the `ciphertexts` vectors of the inner-product layout, then the `lanes` vectors of the gradient
-        layout (see :mod:`ember.apps.logreg`'s docstring).
+        layout (see ``ember.apps.logreg``'s docstring).
 
         Inner-product layout, ciphertext c: pair r = (row r of group 2c) + i (row r of group 2c + 1) occupies the
         F slots from r F + c (feature j at the slot = j mod F: columns < c come from the next slot row), so that
@@ -322,7 +322,7 @@ def _rotsum(ct: Ciphertext, steps) -> Ciphertext:
 def encrypted_gradient(v: Ciphertext, Zc: list[Ciphertext], packing: Packing, coeffs, kappa: complex) -> Ciphertext:
     """Return kappa * sum_i g(z_i . v) z_i (real, in every row).
 
-    Steps 1 to 3 of :mod:`ember.apps.logreg`'s docstring; four levels below v (Zc at v's level or above).
+    Steps 1 to 3 of ``ember.apps.logreg``'s docstring; four levels below v (Zc at v's level or above).
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 The slot layout, the plaintext model laid out for it and the encrypted forward pass -- public operations only --
 and the graphs ``graph_of("lola-mnist")`` and ``graph_of("lola-cifar")`` (a LoLa-CIFAR-shaped network).
-Training, the float64 reference and the demo are :mod:`ember.apps.cnn`'s, whose docstring describes the layout.
+Training, the float64 reference and the demo are ``ember.apps.cnn``'s, whose docstring describes the layout.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ PARAMS = dict(log_n=14, levels=5, log_scale=36, first_mod_bits=50, dnum=3)
 # ---- the layout --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Layout:
-    """The slot layout of the images (:mod:`ember.apps.cnn`'s docstring describes it).
+    """The slot layout of the images (``ember.apps.cnn``'s docstring describes it).
 
     Each image has a region of slots / batch slots: `replicas` blocks of BLOCK slots, each holding the `maps`
     copies of the image (MAP_PITCH slots apart, from LEAD on).
@@ -305,7 +305,7 @@ def encrypted_forward(m: EncryptedModel, x: Ciphertext) -> Ciphertext:
 
 # ---- the programs as graphs ---------------------------------------------------------------------------------------
 def lola_mnist(log_n: int = 14, insecure: bool = False, seed: int = 0):
-    """Return the graph of the encrypted forward pass of one image (:func:`encrypted_forward`).
+    """Return the graph of the encrypted forward pass of one image (``encrypted_forward``).
 
     Random weights of the trained shapes, captured symbolically at :data:`PARAMS` with `log_n`.
 

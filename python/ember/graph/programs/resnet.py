@@ -7,7 +7,7 @@ The ONE implementation of the convolution (:func:`conv`), the composite ReLU (:f
 residual block (:func:`residual_block`): :func:`resnet20_program` runs them symbolically (random slot vectors,
 the graph), :func:`ember.apps.resnet.run_block` runs one block on a real :class:`ember.Context` at N = 2^16 against
 float64, and :class:`ember.apps.resnet.PlainContext` runs them in float64 on numpy (the "plain twin": same code,
-no encryption). The layout, the convolution and the ReLU are described in :mod:`ember.apps.resnet`.
+no encryption). The layout, the convolution and the ReLU are described in ``ember.apps.resnet``.
 
 ResNet-20 (:func:`resnet20`). conv 3x3 (3 -> 16) -> 3 stages x 3 basic blocks (16, 32, 64 channels; the first
 block of stages 2 and 3 has stride 2 and a 1x1 projection shortcut) -> average pool -> dense 64 -> 10; batch
