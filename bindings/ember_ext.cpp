@@ -19,6 +19,8 @@
 #include <memory>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "ckks/evaluator.hpp"
 #include "ckks/symbolic.hpp"
@@ -30,6 +32,10 @@
 #include "trace/peak.hpp"
 #include "trace/trace.hpp"
 #include "util/errors.hpp"
+#ifdef EMBER_WITH_CUDA
+#include "backend/cuda/kernels.hpp"
+#include "backend/cuda/register.hpp"
+#endif
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -63,7 +69,8 @@ struct ContextCore {
     std::map<std::uint64_t, EvalKeys> keys;
     std::uint64_t latest = 0;
 
-    ContextCore(CkksParams p, int threads) : ctx(std::make_shared<Context>(std::move(p), threads)), ev(ctx) {}
+    ContextCore(CkksParams p, int threads, const std::string& device)
+        : ctx(std::make_shared<Context>(std::move(p), threads, make_backend(device, threads))), ev(ctx) {}
     explicit ContextCore(std::shared_ptr<Context> c) : ctx(std::move(c)), ev(ctx) {}
 
     void register_keys(std::shared_ptr<SwitchingKey> relin, std::shared_ptr<GaloisKeys> galois) {
@@ -130,6 +137,9 @@ void def_reader(nb::module_& m, const char* name) {
 
 NB_MODULE(_ember, m) {
     m.doc() = "Ember core (C++): full-RNS CKKS";
+#ifdef EMBER_WITH_CUDA
+    ember::cuda::register_cuda_backend();  // make_backend("cuda"); needs no GPU until a context asks for one
+#endif
     bind_heaan(m);
 
     nb::enum_<SecretDist>(m, "SecretDist").value("ternary", SecretDist::Ternary).value("hamming", SecretDist::HammingWeight);
@@ -194,7 +204,9 @@ NB_MODULE(_ember, m) {
 
     using RG = nb::call_guard<nb::gil_scoped_release>;
     nb::class_<ContextCore>(m, "ContextCore")
-        .def(nb::new_([](CkksParams p, int threads) { return std::make_shared<ContextCore>(std::move(p), threads); }), "params"_a, "threads"_a = 1)
+        .def(nb::new_([](CkksParams p, int threads, const std::string& device) { return std::make_shared<ContextCore>(std::move(p), threads, device); }),
+             "params"_a, "threads"_a = 1, "device"_a = "")
+        .def_prop_ro("device", [](const ContextCore& c) { return std::string(c.ctx->ring()->backend().name()); })
         .def_prop_ro("params", [](const ContextCore& c) { return c.ctx->params(); })
         .def_prop_ro("slots", [](const ContextCore& c) { return c.ctx->slots(); })
         .def_prop_ro("max_level", [](const ContextCore& c) { return c.ctx->max_level(); })
@@ -335,6 +347,51 @@ NB_MODULE(_ember, m) {
         const auto s = view.bytes();
         nb::gil_scoped_release r;
         return checksum64(s.data(), s.size());
+    });
+    // transfer(from, x, to): x in context `to` (io/serialize.hpp's transfer), for every kind of object
+    m.def("transfer", [](const ContextCore& f, const Ciphertext& x, const ContextCore& t) { nb::gil_scoped_release r; return transfer(*f.ctx, x, *t.ctx); });
+    m.def("transfer", [](const ContextCore& f, const Plaintext& x, const ContextCore& t) { nb::gil_scoped_release r; return transfer(*f.ctx, x, *t.ctx); });
+    m.def("transfer", [](const ContextCore& f, const PublicKey& x, const ContextCore& t) {
+        nb::gil_scoped_release r;
+        return std::make_shared<PublicKey>(transfer(*f.ctx, x, *t.ctx));
+    });
+    m.def("transfer", [](const ContextCore& f, const SwitchingKey& x, const ContextCore& t) {
+        nb::gil_scoped_release r;
+        return std::make_shared<SwitchingKey>(transfer(*f.ctx, x, *t.ctx));
+    });
+    m.def("transfer", [](const ContextCore& f, const GaloisKeys& x, const ContextCore& t) {
+        nb::gil_scoped_release r;
+        return std::make_shared<GaloisKeys>(transfer(*f.ctx, x, *t.ctx));
+    });
+    m.def("transfer", [](const ContextCore& f, const SecretKey& x, const ContextCore& t) {
+        nb::gil_scoped_release r;
+        return std::make_shared<SecretKey>(transfer(*f.ctx, x, *t.ctx));
+    });
+    m.def("default_device", &default_device);
+    // cuda_info(): {"built": this extension has the CUDA backend, "devices": GPUs the driver reports (0 without a
+    // GPU or a driver), "description": device 0's name, compute capability, SMs and memory ("" without one)}.
+    // Never throws: a failure to describe the device leaves the description empty.
+    m.def("cuda_info", []() {
+        nb::dict d;
+#ifdef EMBER_WITH_CUDA
+        const int n = ember::cuda::device_count();
+        std::string desc;
+        if (n > 0) {
+            try {
+                desc = ember::cuda::device_description();
+            } catch (const std::exception&) {
+                desc.clear();
+            }
+        }
+        d["built"] = true;
+        d["devices"] = n;
+        d["description"] = desc;
+#else
+        d["built"] = false;
+        d["devices"] = 0;
+        d["description"] = "";
+#endif
+        return d;
     });
     def_reader<ember::ciphertext_from_bytes, false>(m, "ciphertext_from_bytes");
     def_reader<ember::plaintext_from_bytes, false>(m, "plaintext_from_bytes");

@@ -7,19 +7,23 @@
 # log to OUTDIR as it runs, so that a run cut short still leaves what it did:
 #   info       nvidia-smi, nvcc, cmake, compute-sanitizer versions                        -> info.log
 #   configure  cmake -DEMBER_CUDA=ON (sm_90: H100 / H200; EMBER_CUDA_ARCH to change)     -> configure.log
-#   build      ember_cuda_tests and ember_cuda_bench, -j$JOBS (16)                        -> build.log
+#   build      ember_cuda_tests, ember_cuda_backend_tests and ember_cuda_bench, -j$JOBS (16) -> build.log
 #   tests      the device tests: every kernel against the CPU backend, bit for bit         -> tests.log, tests.json
+#   backend    the CUDA backend (make_backend("cuda")): every Backend operation against the
+#              CPU backend, and CKKS add / mul / rotate on both, byte for byte              -> backend.log, backend.json
 #   memcheck   compute-sanitizer --tool memcheck on the device tests at N <= 2^10          -> memcheck.log
 #   racecheck  compute-sanitizer --tool racecheck on the shared-memory kernels (NTT, base
 #              conversion) at N <= 2^10                                                    -> racecheck.log
 #   bench      NTT forward / inverse, mul and dot at N = 2^16 over 24 and 384 limbs, and
 #              the device's copy bandwidth, one JSON object per line                       -> bench.jsonl
+#   backend-memcheck  compute-sanitizer --tool memcheck on the backend's operation tests
+#              (pool, transfers, caches; after the bench, so it is the step cut short)     -> backend-memcheck.log
 # and OUTDIR/steps.jsonl (one line per step: name, exit status, seconds), OUTDIR/summary.txt. The exit status is
 # that of the first failed step (0 when all passed).
 #
 # Without cmake, a compiler or GTest on the GPU machine: build here and carry the binaries (they link the CUDA
 # runtime statically and need only the driver):
-#     cmake -S . -B build/cuda-dev -DEMBER_CUDA=ON && cmake --build build/cuda-dev --target ember_cuda_tests ember_cuda_bench
+#     cmake -S . -B build/cuda-dev -DEMBER_CUDA=ON && cmake --build build/cuda-dev --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench
 #     EMBER_CUDA_BUILD=build/cuda-dev EMBER_CUDA_SKIP_BUILD=1 bash bench/gpu/device_check.sh OUTDIR
 set -uo pipefail
 
@@ -104,7 +108,7 @@ else
     # nvcc is often not on PATH; CMake looks in /usr/local/cuda too
     if step configure 60 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_TESTS=ON \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH"; then
-        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_bench
+        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench
     else
         skip build "configure failed"
     fi
@@ -135,12 +139,30 @@ else
     skip memcheck "no ember_cuda_tests binary"
     skip racecheck "no ember_cuda_tests binary"
 fi
+if [[ -x $BIN/ember_cuda_backend_tests ]]; then
+    step backend 90 "$BIN/ember_cuda_backend_tests" --gtest_output="json:$OUT/backend.json"
+    if grep -q "SKIPPED \]" "$OUT/backend.log" 2>/dev/null; then
+        note "backend: SKIPPED (the program saw no CUDA device: no GPU was checked)"
+        ((FIRST_FAIL == 0)) && FIRST_FAIL=3
+    fi
+else
+    skip backend "no ember_cuda_backend_tests binary"
+fi
 if [[ -x $BIN/ember_cuda_bench ]]; then
     step bench 90 "$BIN/ember_cuda_bench" --log-n 16 --limbs 24 --reps 20
     grep '^{' "$OUT/bench.log" >"$OUT/bench.jsonl" 2>/dev/null
     cat "$OUT/bench.jsonl"
 else
     skip bench "no ember_cuda_bench binary"
+fi
+# (out-of-memory test left out: the sanitizer reports the refused allocation)
+if [[ -x $BIN/ember_cuda_backend_tests && -n $SANITIZER ]]; then
+    step backend-memcheck 60 "$SANITIZER" --tool memcheck --error-exitcode 1 "$BIN/ember_cuda_backend_tests" \
+        --gtest_filter='CudaBackendTest.EveryOperation*:CudaBackendTest.Caches*:CudaBackendTest.Memory*'
+elif [[ -x $BIN/ember_cuda_backend_tests ]]; then
+    skip backend-memcheck "no compute-sanitizer"
+else
+    skip backend-memcheck "no ember_cuda_backend_tests binary"
 fi
 
 note "done in $((SECONDS - T0)) s, exit $FIRST_FAIL"

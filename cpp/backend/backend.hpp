@@ -1,5 +1,10 @@
-// The kernel interface every backend implements (cpu/ now, cuda/ later). Scheme code (ring/, ckks/)
-// calls only these operations; it never includes a backend's own headers.
+// The kernel interface every backend implements (cpu/, null/, guarded/, cuda/). Scheme code (ring/, ckks/,
+// circuits/, io/) calls only these operations; it never includes a backend's own headers.
+//
+// Polynomial memory belongs to the backend. On the CPU backend it is ordinary host memory; on the CUDA backend it
+// is device memory, and in the guarded CPU mode (guarded/) it is an address range that faults when the host touches
+// it. Code outside the kernels therefore never dereferences a limb pointer: it moves words with upload / download
+// (ring/poly.hpp's HostLimbs does that for it) and otherwise only passes the pointers to kernels.
 //
 // A kernel works on a batch of limbs. Each limb is a pointer to N words and the NTT tables (hence the
 // modulus) of its prime. Every kernel reports to the trace layer what it did (see trace/trace.hpp).
@@ -9,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "math/modarith.hpp"
@@ -34,9 +40,24 @@ public:
     /// False for the symbolic backend (null/), whose polynomials hold no data: Poly then skips zeroing and copying.
     virtual bool holds_data() const { return true; }
 
-    // Memory for polynomials (64-byte aligned; zeroed when asked). Freed blocks may be cached for reuse.
+    /// True when code outside the kernels may read and write polynomial memory through its pointers (the CPU and
+    /// symbolic backends); false for device memory and the guarded mode, reached only through upload / download.
+    virtual bool host_addressable() const { return true; }
+
+    // Memory for polynomials (64-byte aligned; zeroed when asked). Freed blocks may be cached for reuse; `wipe`
+    // overwrites a block before it is released (secret keys). Running out of memory throws std::bad_alloc (the
+    // CPU) or std::runtime_error naming the request (device memory).
     virtual u64* allocate(std::size_t words, bool zero) = 0;
     virtual void release(u64* p, std::size_t words, bool wipe) = 0;
+
+    // Moving words between host memory and backend memory (`dst` / `src` anywhere inside an allocated block):
+    // upload host -> backend, download backend -> host, copy_words backend -> backend. Each returns when the
+    // words have arrived (a download's host buffer may be read at once).
+    virtual void upload(u64* dst, const u64* src, std::size_t words) = 0;
+    virtual void download(u64* dst, const u64* src, std::size_t words) = 0;
+    virtual void copy_words(u64* dst, const u64* src, std::size_t words) = 0;
+    /// Waits for all queued work (a device backend queues kernels; the CPU backend's kernels are synchronous).
+    virtual void synchronize() {}
 
     virtual void ntt_forward(Limbs x) = 0;
     virtual void ntt_inverse(Limbs x) = 0;
@@ -63,8 +84,10 @@ public:
     virtual void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) = 0;
     /// out = (a - b) * c[limb]
     virtual void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) = 0;
-    /// out[limb][i] = a[limb][perm[i]]  (automorphism in evaluation form)
-    virtual void permute(Limbs out, ConstLimbs a, const std::uint32_t* perm) = 0;
+    /// out[limb][i] = a[limb][perm[i]]: the automorphism X -> X^galois in evaluation form. perm is the ring's
+    /// host table of that automorphism (RingContext::automorphism_perm(galois)); a device backend may compute the
+    /// same indices from `galois` instead. out must not alias a.
+    virtual void permute(Limbs out, ConstLimbs a, std::uint64_t galois, const std::uint32_t* perm) = 0;
     /// Fast base conversion (NewLimb, MAD Eq. 1) of N coefficients: in has conv.from().size() limbs,
     /// out conv.to().size() limbs; coefficient form in and out. centered: exact centered conversion
     /// (ModDown, Rescale), else the plain one with a multiple of the source modulus (ModUp).
@@ -73,6 +96,22 @@ public:
 
 /// The CPU backend with `threads` threads (AVX-512 / IFMA picked at run time).
 std::shared_ptr<Backend> make_cpu_backend(int threads);
+/// The guarded CPU mode (backend/guarded/): `inner`'s kernels, on memory that the host cannot address. allocate
+/// hands out addresses in a reserved range with no access rights, and every kernel and transfer translates them to
+/// `inner`'s memory; a read or write by code outside the kernels faults at once, and the fault handler names the
+/// guarded block. A pointer given to a kernel that is not backend memory throws std::logic_error. Results are
+/// bit-identical to `inner`'s. For tests: it is what the CUDA backend asks of the scheme code, checked on a CPU.
+std::shared_ptr<Backend> make_guarded_backend(std::shared_ptr<Backend> inner);
+
+/// The devices a Context can run on: "cpu", "cpu-guarded" (the guarded mode over the CPU backend) and "cuda".
+/// A device that this build or this machine lacks throws std::runtime_error saying why; an unknown name throws
+/// std::invalid_argument naming the choices. "" means default_device().
+std::shared_ptr<Backend> make_backend(const std::string& device, int threads);
+/// EMBER_DEVICE from the environment when set (one of the names above), else "cpu".
+std::string default_device();
+/// Called by a backend library (ember_cuda's register_cuda_backend) to provide a device to make_backend.
+using BackendFactory = std::shared_ptr<Backend> (*)(int threads);
+void register_backend_factory(const std::string& device, BackendFactory make);
 /// The symbolic backend: kernels that do nothing and no memory per polynomial (graph capture of programs
 /// without keys or arithmetic; backend/null/).
 std::shared_ptr<Backend> make_null_backend();

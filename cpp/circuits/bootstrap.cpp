@@ -406,7 +406,9 @@ Plaintext Bootstrapper::monomial_i(std::size_t level, bool negative) const {
     const Context& c = *ctx_;
     Plaintext p;
     p.m = Poly(c.ring(), level + 1, Basis::Q, Form::Coeff);
-    for (std::size_t i = 0; i < p.m.limbs(); ++i) p.m.limb(i)[c.params().n() / 2] = negative ? p.m.table(i).mod.q - 1 : 1;
+    HostLimbs h = p.m.host(0, SIZE_MAX, /*fetch=*/false);  // zero polynomial
+    for (std::size_t i = 0; i < p.m.limbs(); ++i) h.limb(i)[c.params().n() / 2] = negative ? p.m.table(i).mod.q - 1 : 1;
+    h.commit();
     poly_to_eval(p.m);
     p.scale = 1;
     p.slots = n_;

@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "util/errors.hpp"
 
@@ -20,7 +21,7 @@ CkksParams finalized(CkksParams p) {
 
 Context::Context(CkksParams params, int threads, std::shared_ptr<Backend> backend)
     : params_(finalized(std::move(params))),
-      ring_(std::make_shared<RingContext>(params_.log_n, params_.q_primes, params_.p_primes, backend ? backend : make_cpu_backend(threads))),
+      ring_(std::make_shared<RingContext>(params_.log_n, params_.q_primes, params_.p_primes, backend ? backend : make_backend(default_device(), threads))),
       encoder_(params_.n()) {
     const std::size_t L = max_level(), U = user_level();
     scales_.assign(L + 1, 0.0);
@@ -74,11 +75,13 @@ std::uint64_t fresh_key_id() {
 
 Poly Context::small_poly(const std::vector<std::int64_t>& coeffs, std::size_t q_limbs, Basis basis, bool secret) const {
     Poly p(ring_, q_limbs, basis, Form::Coeff, secret);
+    HostLimbs h = p.host(0, SIZE_MAX, /*fetch=*/false);  // zero polynomial
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const Modulus& m = p.table(i).mod;
-        u64* d = p.limb(i);
+        u64* d = h.limb(i);
         for (std::size_t c = 0; c < coeffs.size(); ++c) d[c] = m.from_signed(coeffs[c]);
     }
+    h.commit();
     poly_to_eval(p);
     return p;
 }
@@ -88,12 +91,13 @@ Poly expand_uniform(const std::shared_ptr<const RingContext>& ring, const Seed& 
     const RingContext& r = *ring;
     // Limbs are independent streams (domain = prime index), so they expand in parallel and the
     // expansion of a prefix of the limbs does not depend on how many limbs were asked for.
-    std::vector<LimbRef> refs = a.refs();
     // no backend kernel for this: it is key material generation, done on the host
+    HostLimbs h = a.host(0, SIZE_MAX, /*fetch=*/false);
     for (std::size_t i = 0; i < a.limbs(); ++i) {
         Prng prng(seed, a.prime_index(i));
-        sample_uniform_mod(prng, r.table(a.prime_index(i)).mod, a.limb(i), r.n());
+        sample_uniform_mod(prng, r.table(a.prime_index(i)).mod, h.limb(i), r.n());
     }
+    h.commit();
     return a;
 }
 
@@ -379,7 +383,8 @@ double Context::decryption_noise_bits(const Ciphertext& ct, const SecretKey& sk)
     // zero satisfies by a wide margin.
     double mx = 0;
     const Modulus& m = ring_->mod(0);
-    const u64* d = pt.m.limb(0);
+    const HostLimbs h = std::as_const(pt.m).host(0, 1);
+    const u64* d = h.limb(0);
     for (std::size_t i = 0; i < params_.n(); ++i) {
         const double v = d[i] > m.q / 2 ? static_cast<double>(m.q - d[i]) : static_cast<double>(d[i]);
         mx = std::max(mx, v);

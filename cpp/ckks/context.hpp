@@ -41,7 +41,8 @@ struct DecryptionFlooding {
 
 class Context {
 public:
-    /// `params` is finalized here if it was not. backend: nullptr for the CPU backend with `threads`.
+    /// `params` is finalized here if it was not. backend: nullptr for make_backend(default_device(), threads), the CPU
+    /// backend with `threads` unless EMBER_DEVICE names another device (backend/backend.hpp).
     Context(CkksParams params, int threads = 1, std::shared_ptr<Backend> backend = nullptr);
 
     const CkksParams& params() const { return params_; }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace ember {
 
@@ -134,17 +135,19 @@ Poly Encoder::encode(const std::shared_ptr<const RingContext>& ring, std::span<c
             emax = std::max(emax, exp - 53);
         }
     }
+    HostLimbs ph = p.host(0, SIZE_MAX, /*fetch=*/false);  // p is zero: only the used coefficients are written
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const Modulus& q = p.table(i).mod;
         std::vector<u64> pow2(static_cast<std::size_t>(emax) + 1);
         pow2[0] = 1;
         for (std::size_t e = 1; e < pow2.size(); ++e) pow2[e] = q.add(pow2[e - 1], pow2[e - 1]);
-        u64* d = p.limb(i);
+        u64* d = ph.limb(i);
         for (std::size_t k = 0; k < 2 * slots; ++k) {
             const u64 r = q.from_signed(parts[k].m);
             d[k * gap] = parts[k].e == 0 ? r : q.mul(r, pow2[static_cast<std::size_t>(parts[k].e)]);
         }
     }
+    ph.commit();
     poly_to_eval(p);
     return p;
 }
@@ -160,8 +163,9 @@ std::vector<cplx> Encoder::decode(const Poly& p_in, double scale, std::size_t sl
     const std::size_t gap = n_ / (2 * slots), L = p.q_limbs();
     std::vector<cplx> w(slots);
     std::vector<u64> res(L);
+    const HostLimbs ph = std::as_const(p).host(0, L);
     auto coeff = [&](std::size_t idx) {
-        for (std::size_t i = 0; i < L; ++i) res[i] = p.limb(i)[idx];
+        for (std::size_t i = 0; i < L; ++i) res[i] = ph.limb(i)[idx];
         return crt.to_double_centered(res.data());
     };
     for (std::size_t k = 0; k < slots; ++k) w[k] = cplx(coeff(k * gap) / scale, coeff((k + slots) * gap) / scale);

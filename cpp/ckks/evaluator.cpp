@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "util/errors.hpp"
 
@@ -655,19 +656,22 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
     const std::int64_t B = std::int64_t(1) << key.digit_bits, half = B / 2;
     const std::size_t N = ring.n(), D = key.parts.size();
     std::vector<std::int64_t> rest(N);
+    const HostLimbs c1h = std::as_const(c1).host(0, 1);
     for (std::size_t i = 0; i < N; ++i) {
-        const u64 v = c1.limb(0)[i];
+        const u64 v = c1h.limb(0)[i];
         rest[i] = v > m.q / 2 ? static_cast<std::int64_t>(v) - static_cast<std::int64_t>(m.q) : static_cast<std::int64_t>(v);
     }
     Poly v(ctx_->ring(), 1, Basis::Q, Form::Eval);
     for (std::size_t d = 0; d < D; ++d) {
-        Poly digit(ctx_->ring(), 1, Basis::Q, Form::Coeff);
+        Poly digit = Poly::uninitialized(ctx_->ring(), 1, Basis::Q, Form::Coeff);
+        HostLimbs dh = digit.host(0, 1, /*fetch=*/false);
         for (std::size_t i = 0; i < N; ++i) {
             std::int64_t r = ((rest[i] % B) + B) % B;
             if (r >= half) r -= B;
             rest[i] = (rest[i] - r) / B;
-            digit.limb(0)[i] = m.from_signed(r);
+            dh.limb(0)[i] = m.from_signed(r);
         }
+        dh.commit();
         poly_to_eval(digit);
         poly_mul_add(c0, digit, key.parts[d].first);
         poly_mul_add(v, digit, key.parts[d].second);

@@ -287,12 +287,11 @@ void write_poly(const char* fn, Writer& w, const Poly& p, const std::string& fie
     const RingContext& ring = p.ring();
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const u64 q = ring.mod(p.prime_index(i)).q;
-        if (f.coefficients == Coefficients::Words) {
-            std::uint8_t* dst = w.reserve(ring.n() * sizeof(u64));
-            if (dst) store_words(fn, field, i, p.limb(i), ring.n(), q, dst);
-        } else {
-            std::uint8_t* dst = w.reserve(limb_bytes(ring.n(), q));
-            if (dst) pack_limb(fn, field, i, p.limb(i), ring.n(), q, dst);
+        std::uint8_t* dst = w.reserve(f.coefficients == Coefficients::Words ? ring.n() * sizeof(u64) : limb_bytes(ring.n(), q));
+        if (dst) {  // (a size-only pass reserves without writing)
+            const HostLimbs h = p.host(i, 1);  // one limb at a time in host memory (a download from a device)
+            if (f.coefficients == Coefficients::Words) store_words(fn, field, i, h.limb(0), ring.n(), q, dst);
+            else pack_limb(fn, field, i, h.limb(0), ring.n(), q, dst);
         }
         w.progress();
     }
@@ -530,12 +529,14 @@ Poly read_poly(Reader& r, const Context& ctx, const PolySpec& spec) {
     Poly p(ctx.ring(), q_limbs, static_cast<Basis>(basis), static_cast<Form>(form), spec.secret);
     for (std::size_t i = 0; i < p.limbs(); ++i) {
         const u64 q = ring.mod(p.prime_index(i)).q;
+        HostLimbs h = p.host(i, 1, /*fetch=*/false);  // every word is written below
         if (words) {
-            load_words(fn, f, i, r.take(ring.n() * sizeof(u64), f), ring.n(), q, p.limb(i));
+            load_words(fn, f, i, r.take(ring.n() * sizeof(u64), f), ring.n(), q, h.limb(0));
         } else {
             const std::size_t nb = limb_bytes(ring.n(), q);
-            unpack_limb(fn, f, i, r.take(nb, f), nb, ring.n(), q, p.limb(i));
+            unpack_limb(fn, f, i, r.take(nb, f), nb, ring.n(), q, h.limb(0));
         }
+        h.commit();
         r.progress();
     }
     return p;
@@ -859,6 +860,29 @@ SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t
         sk.key_id = r.key_id_and_finish();
         return sk;
     });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Moving objects between contexts (devices) of the same parameters.
+
+namespace {
+constexpr WriteOptions kWords{Coefficients::Words, kSerialFormatVersion};
+}  // namespace
+
+Ciphertext transfer(const Context& from, const Ciphertext& ct, const Context& to) { return ciphertext_from_bytes(to, to_bytes(from, ct, kWords)); }
+Plaintext transfer(const Context& from, const Plaintext& pt, const Context& to) { return plaintext_from_bytes(to, to_bytes(from, pt, kWords)); }
+PublicKey transfer(const Context& from, const PublicKey& pk, const Context& to) { return public_key_from_bytes(to, to_bytes(from, pk, kWords)); }
+SwitchingKey transfer(const Context& from, const SwitchingKey& key, const Context& to) {
+    return switching_key_from_bytes(to, to_bytes(from, key, kWords));
+}
+GaloisKeys transfer(const Context& from, const GaloisKeys& gk, const Context& to) { return galois_keys_from_bytes(to, to_bytes(from, gk, kWords)); }
+SecretKey transfer(const Context& from, const SecretKey& sk, const Context& to) {
+    std::vector<std::uint8_t> b = secret_key_to_bytes(from, sk, kWords);
+    struct Wipe {
+        std::vector<std::uint8_t>& b;
+        ~Wipe() { OPENSSL_cleanse(b.data(), b.size()); }
+    } wipe{b};
+    return secret_key_from_bytes(to, b);
 }
 
 }  // namespace ember

@@ -126,4 +126,14 @@ SwitchingKey switching_key_from_bytes(const Context& ctx, std::span<const std::u
 GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
 SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
 
+/// The same object in context `to`, from context `from` of the same parameters (checked by the parameter hash), for
+/// moving data between devices explicitly: a CPU context and a CUDA one, say. The words pass through host memory once
+/// (the format's 64-bit words, fully validated on the way in); a secret key's host copy is wiped.
+Ciphertext transfer(const Context& from, const Ciphertext& ct, const Context& to);
+Plaintext transfer(const Context& from, const Plaintext& pt, const Context& to);
+PublicKey transfer(const Context& from, const PublicKey& pk, const Context& to);
+SwitchingKey transfer(const Context& from, const SwitchingKey& key, const Context& to);
+GaloisKeys transfer(const Context& from, const GaloisKeys& gk, const Context& to);
+SecretKey transfer(const Context& from, const SecretKey& sk, const Context& to);
+
 }  // namespace ember

@@ -4,20 +4,29 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <openssl/crypto.h>
+
 namespace ember {
 
 Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit)
     : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
     if (!ring_) throw std::invalid_argument("Poly: no ring");
-    if (q_limbs == 0 || q_limbs > ring_->q_count())
-        throw std::invalid_argument("Poly: q_limbs must be in [1, " + std::to_string(ring_->q_count()) + "], got " + std::to_string(q_limbs));
+    check_limbs(q_limbs);
     capacity_ = limbs() * ring_->n();
     data_ = ring_->backend().allocate(capacity_, false);
 }
 
+void Poly::check_limbs(std::size_t q_limbs) const {
+    if (q_limbs == 0 || q_limbs > ring_->q_count())
+        throw std::invalid_argument("Poly: q_limbs must be in [1, " + std::to_string(ring_->q_count()) + "], got " + std::to_string(q_limbs));
+}
+
 Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
-    : Poly(std::move(ring), q_limbs, basis, form, secret, NoInit{}) {
-    if (ring_->backend().holds_data()) std::memset(data_, 0, capacity_ * sizeof(u64));
+    : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
+    if (!ring_) throw std::invalid_argument("Poly: no ring");
+    check_limbs(q_limbs);
+    capacity_ = limbs() * ring_->n();
+    data_ = ring_->backend().allocate(capacity_, ring_->backend().holds_data());
 }
 
 Poly Poly::uninitialized(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form) {
@@ -36,7 +45,7 @@ Poly::Poly(const Poly& o) : ring_(o.ring_), q_limbs_(o.q_limbs_), basis_(o.basis
     if (!ring_) return;
     capacity_ = limbs() * ring_->n();
     data_ = ring_->backend().allocate(capacity_, false);
-    if (ring_->backend().holds_data()) std::memcpy(data_, o.data_, capacity_ * sizeof(u64));
+    if (ring_->backend().holds_data()) ring_->backend().copy_words(data_, o.data_, capacity_);
 }
 
 Poly& Poly::operator=(const Poly& o) {
@@ -67,6 +76,43 @@ Poly& Poly::operator=(Poly&& o) noexcept {
     o.capacity_ = 0;
     o.q_limbs_ = 0;
     return *this;
+}
+
+HostLimbs Poly::host(std::size_t first, std::size_t count, bool fetch) { return HostLimbs(*this, first, count, fetch, true); }
+HostLimbs Poly::host(std::size_t first, std::size_t count) const { return HostLimbs(*this, first, count, true, false); }
+
+HostLimbs::HostLimbs(const Poly& p, std::size_t first, std::size_t count, bool fetch, bool writable)
+    : writable_(writable), secret_(p.secret()) {
+    if (p.empty()) throw std::invalid_argument("Poly::host: empty polynomial");
+    if (first > p.limbs()) throw std::invalid_argument("Poly::host: first limb " + std::to_string(first) + " of " + std::to_string(p.limbs()));
+    count_ = std::min(count, p.limbs() - first);
+    n_ = p.n();
+    backend_ = &p.ring().backend();
+    device_ = const_cast<u64*>(p.limb(first));
+    if (backend_->host_addressable()) {
+        base_ = device_;
+        return;
+    }
+    staged_.resize(count_ * n_);
+    if (fetch && count_) backend_->download(staged_.data(), device_, count_ * n_);
+    base_ = staged_.data();
+}
+
+HostLimbs::HostLimbs(HostLimbs&& o) noexcept
+    : backend_(o.backend_), device_(o.device_), base_(o.base_), staged_(std::move(o.staged_)), count_(o.count_), n_(o.n_),
+      writable_(o.writable_), secret_(o.secret_) {
+    if (!staged_.empty()) base_ = staged_.data();
+    o.count_ = 0;
+    o.base_ = o.device_ = nullptr;
+}
+
+HostLimbs::~HostLimbs() {
+    if (secret_ && !staged_.empty()) OPENSSL_cleanse(staged_.data(), staged_.size() * sizeof(u64));
+}
+
+void HostLimbs::commit() {
+    if (!writable_) throw std::logic_error("HostLimbs::commit: read-only host view of a const polynomial");
+    if (base_ != device_ && count_) backend_->upload(device_, base_, count_ * n_);
 }
 
 std::vector<LimbRef> Poly::refs(std::size_t first, std::size_t count) {
@@ -164,7 +210,7 @@ void poly_automorph(Poly& out, const Poly& a, std::uint64_t k) {
     need_eval("automorph", a);
     if (&out == &a) throw std::invalid_argument("automorph: output must not alias the input");
     shape_like(out, a);
-    out.ring().backend().permute(out.refs(), a.crefs(), a.ring().automorphism_perm(k).data());
+    out.ring().backend().permute(out.refs(), a.crefs(), k, a.ring().automorphism_perm(k).data());
 }
 Poly restrict_to(const Poly& p, std::size_t q_limbs) {
     if (q_limbs == 0 || q_limbs > p.q_limbs())

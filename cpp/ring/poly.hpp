@@ -15,6 +15,8 @@ namespace ember {
 enum class Form : std::uint8_t { Coeff = 0, Eval = 1 };
 enum class Basis : std::uint8_t { Q = 0, QP = 1 };
 
+class HostLimbs;
+
 class Poly {
 public:
     Poly() = default;
@@ -46,8 +48,17 @@ public:
         return static_cast<std::uint32_t>(i < q_limbs_ ? i : ring_->q_count() + (i - q_limbs_));
     }
     const NttTables& table(std::size_t i) const { return ring_->table(prime_index(i)); }
+    /// Limb i in backend memory: an address to hand to kernels, never to read or write here (on the CUDA backend
+    /// it is device memory). Code outside the kernels reads and writes limbs through host().
     u64* limb(std::size_t i) { return data_ + i * ring_->n(); }
     const u64* limb(std::size_t i) const { return data_ + i * ring_->n(); }
+
+    /// Host access to limbs [first, first + count): see HostLimbs. fetch = false skips reading the polynomial: the
+    /// host words then start as zeros (or as the polynomial's own words where they are host memory), so use it
+    /// only on a zero polynomial or to overwrite every word.
+    HostLimbs host(std::size_t first = 0, std::size_t count = SIZE_MAX, bool fetch = true);
+    /// Read-only host access (nothing is written back).
+    HostLimbs host(std::size_t first = 0, std::size_t count = SIZE_MAX) const;
 
     /// Limb views for backend kernels; [first, first + count) of this polynomial's limbs.
     std::vector<LimbRef> refs(std::size_t first = 0, std::size_t count = SIZE_MAX);
@@ -65,6 +76,7 @@ private:
     struct NoInit {};
     Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit);
     void release();
+    void check_limbs(std::size_t q_limbs) const;
     std::shared_ptr<const RingContext> ring_;
     std::size_t q_limbs_ = 0;
     std::size_t capacity_ = 0;  // words allocated
@@ -72,6 +84,38 @@ private:
     Form form_ = Form::Coeff;
     bool secret_ = false;
     u64* data_ = nullptr;
+};
+
+/// Limbs of a polynomial in host memory, for the code outside the kernels (encoding, decoding, sampling, key
+/// generation, serialisation). On a backend whose memory the host may address (the CPU backend) these are the
+/// polynomial's own words, so writes land at once; otherwise (CUDA, the guarded mode) a host copy, downloaded when
+/// made (unless fetch is false) and uploaded by commit(). Call commit() after writing in either case. A copy of a
+/// secret polynomial is wiped when it goes. Keep it no longer than the polynomial.
+class HostLimbs {
+public:
+    HostLimbs(const HostLimbs&) = delete;
+    HostLimbs& operator=(const HostLimbs&) = delete;
+    HostLimbs(HostLimbs&& o) noexcept;
+    HostLimbs& operator=(HostLimbs&&) = delete;
+    ~HostLimbs();
+
+    std::size_t count() const { return count_; }
+    std::size_t n() const { return n_; }
+    /// Limb `first + i` of the polynomial, n() words.
+    u64* limb(std::size_t i) { return base_ + i * n_; }
+    const u64* limb(std::size_t i) const { return base_ + i * n_; }
+    /// Writes the host words back to the polynomial (a no-op when they are its own). Not for read-only access.
+    void commit();
+
+private:
+    friend class Poly;
+    HostLimbs(const Poly& p, std::size_t first, std::size_t count, bool fetch, bool writable);
+    Backend* backend_ = nullptr;
+    u64* device_ = nullptr;  // the polynomial's words (backend memory)
+    u64* base_ = nullptr;    // what limb() points into: device_ itself, or staged_
+    std::vector<u64> staged_;
+    std::size_t count_ = 0, n_ = 0;
+    bool writable_ = false, secret_ = false;
 };
 
 // Element-wise operations. Operands must have the same shape and form (checked; errors name the operation

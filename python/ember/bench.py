@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
 def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int = 2, runs: int = 10,
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
         insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False,
-        count: int = 256, radix: int = 2) -> dict:
+        count: int = 256, radix: int = 2, device: Optional[str] = None) -> dict:
     """Time one operation and measure its precision.
 
     rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum of x and those rotations (one ModUp, one
@@ -98,27 +98,36 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         inner_sum: slots summed (a power of two). Default 256.
     radix : int, optional
         inner_sum: rotations per round plus one. Default 2.
+    device : str, optional
+        The device of the Context timed: "cpu", "cpu-guarded" or "cuda" (default: the ``EMBER_DEVICE``
+        environment variable, else "cpu"). ntt / intt time a CPU kernel without a Context: "cpu" only.
 
     Returns
     -------
     dict
-        The record: op, log_n, levels, dnum, threads, backend, runs, simd, path, kernel_paths, median_ms, min_ms,
-        max_ms, precision_bits (-log2 of the largest error), log_qp and special_primes, plus rotations, or count
-        and radix, where they apply. For ntt / intt: op, log_n, threads (1), backend, runs, simd, path,
-        prime_bits, median_ms, min_ms, max_ms, median_us and precision_bits None (levels and dnum 0).
+        The record: op, log_n, levels, dnum, threads, backend, device, runs, simd, path, kernel_paths, median_ms,
+        min_ms, max_ms, precision_bits (-log2 of the largest error), log_qp and special_primes, plus rotations, or
+        count and radix, where they apply. For ntt / intt: op, log_n, threads (1), backend, device ("cpu"), runs,
+        simd, path, prime_bits, median_ms, min_ms, max_ms, median_us and precision_bits None (levels and dnum 0).
 
     Raises
     ------
     ValueError
-        For an unknown op, "heaan-mul", or an invalid parameter set.
+        For an unknown op or device, "heaan-mul", ntt / intt on a device other than the CPU, or an invalid
+        parameter set.
+    RuntimeError
+        When this build or this machine lacks the device (no CUDA backend, no GPU).
     """
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
     if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000: ember.heaan.bench_mul (which uses this module)
         raise ValueError("heaan-mul is timed by ember.heaan.bench_mul (`ember bench heaan-mul`), not ember.bench.run")
-    rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", runs=runs,
+    rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", device="cpu", runs=runs,
                simd=_ember.cpu_features()["path"])
     if op in ("ntt", "intt"):
+        if device not in (None, "", "cpu"):
+            raise ValueError(f"{op} times one CPU transform without a context; device {device!r} applies to the "
+                             "ciphertext operations only")
         ns, path = _ember.bench_ntt(log_n, prime_bits, runs, op == "intt")
         ms = [x / 1e6 for x in ns]
         rec.update(threads=1, levels=0, dnum=0, prime_bits=prime_bits, path=path)
@@ -128,7 +137,8 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
 
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
                         insecure=insecure)
-    ctx = Context(params, threads=threads)
+    ctx = Context(params, threads=threads, device=device)
+    rec["device"] = ctx.device
     rec["path"], rec["kernel_paths"] = kernel_paths(list(params.q_primes) + list(params.p_primes))
     rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op in ("rotate_many", "rotate_sum") else []
     if op == "inner_sum":

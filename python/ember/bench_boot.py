@@ -20,7 +20,7 @@ GLOBAL_OPTIONS = ("limb_fusion",)
 def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, threads: int = 2, runs: int = 3,
         slots: int | None = None, secret: str = "ternary", insecure: bool = False, seeded: bool = True,
         off: tuple[str, ...] = (), progress=None, inputs: tuple[str, ...] = ("uniform_complex",), iterations: int = 1,
-        **options) -> dict:
+        device: str | None = None, **options) -> dict:
     """Bootstrap `runs` fresh encryptions (after one warm-up) of each input shape in `inputs`.
 
     The shapes are names of ember.precision.INPUT_SHAPES (default uniform complex in [-1, 1]^2), encrypted at
@@ -57,6 +57,9 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
         Input shapes. Default ("uniform_complex",).
     iterations : int, optional
         1 (default), or 2 for iterative bootstrapping.
+    device : str, optional
+        The device of the Context: "cpu", "cpu-guarded" or "cuda" (default: the ``EMBER_DEVICE`` environment
+        variable, else "cpu").
     **options
         Further options of CkksParams.bootstrappable (BootstrapConfig fields).
 
@@ -65,12 +68,14 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
     dict
         The record: timings (median_ms, min_ms, max_ms, first_ms: the warm-up), precision_bits and the worst bits
         per shape (inputs), levels_after, log_scale_after, log_q_after, key sizes, rotation_keys, setup_s,
-        keygen_s, peak_rss_mb, throughput (MAD's Eq. 3), the options in force and the parameters.
+        keygen_s, peak_rss_mb, throughput (MAD's Eq. 3), the options in force, the parameters and the device.
 
     Raises
     ------
     ValueError
-        For an unknown input shape or option, or an invalid parameter set.
+        For an unknown input shape, option or device, or an invalid parameter set.
+    RuntimeError
+        When this build or this machine lacks the device (no CUDA backend, no GPU).
     """
     from .precision import INPUT_SHAPES
     for name in inputs:
@@ -88,20 +93,20 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
     _ember.set_limb_fusion(fusion)
     try:
         return _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion,
-                    tuple(inputs), int(iterations), **options)
+                    tuple(inputs), int(iterations), device, **options)
     finally:
         _ember.set_limb_fusion(was)
 
 
 def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure, seeded, progress, fusion, inputs, iterations,
-         **options) -> dict:
+         device, **options) -> dict:
     """Run the benchmark of run() with the limb-fusion switch already set; return its record."""
     from .precision import input_shape, precision
     step = progress or (lambda msg: None)
     step("parameters")
     params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
                                        dnum=dnum, insecure=insecure, **options)
-    ctx = Context(params, threads=threads)
+    ctx = Context(params, threads=threads, device=device)
     step("linear transforms")
     t0 = time.perf_counter()
     boot = ctx.bootstrapper()
@@ -131,8 +136,8 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
     prec = min(per_shape.values())
     log_q_after = float(sum(np.log2(float(q)) for q in params.q_primes[: out.level + 1]))
     med_s = statistics.median(ms) / 1e3
-    return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend="cpu", runs=runs,
-                median_ms=round(statistics.median(ms), 1), min_ms=round(min(ms), 1), max_ms=round(max(ms), 1),
+    return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend="cpu", device=ctx.device,
+                runs=runs, median_ms=round(statistics.median(ms), 1), min_ms=round(min(ms), 1), max_ms=round(max(ms), 1),
                 first_ms=round(first_ms, 1),
                 precision_bits=round(prec, 2), inputs={k: round(v, 2) for k, v in per_shape.items()},
                 iterations=iterations, message_ratio_bits=params.bootstrap_config.message_ratio_bits, slots=n, levels_after=out.level, log_scale_after=round(float(np.log2(out.scale)), 2),

@@ -110,6 +110,36 @@ class _Serializable:
             raise TypeError("from_bytes needs bytes-like data, got str")
         return cls(ctx, getattr(_ember, f"{cls._kind}_from_bytes")(ctx._core, data, mx))
 
+    def to(self, ctx: "Context"):
+        """Return this object in another context of the same parameters, on that context's device.
+
+        The explicit way to move data between devices, e.g. from a CPU context to a CUDA one and back: the
+        words pass through host memory once and are validated on the way in, as by from_bytes. A secret key's
+        host copy is wiped.
+
+        Parameters
+        ----------
+        ctx : Context
+            The destination context; its parameters must equal this object's context's.
+
+        Returns
+        -------
+        object
+            An instance of the same class, bound to `ctx` (self when `ctx` is its own context).
+
+        Raises
+        ------
+        TypeError
+            When `ctx` is not an ember.Context.
+        ValueError
+            When `ctx` has other parameters.
+        """
+        if not isinstance(ctx, Context):
+            raise TypeError(f"to() needs an ember.Context, got {type(ctx).__name__}")
+        if ctx is self._ctx:
+            return self
+        return type(self)(ctx, _ember.transfer(self._ctx._core, self._core, ctx._core))
+
     @classmethod
     def default_max_bytes(cls, ctx: "Context") -> int:
         """Return the default bound of from_bytes: the size of the largest object of this type ctx can write.
@@ -723,33 +753,42 @@ class Context:
         The parameter set; default ``CkksParams()`` (N = 2^16, 24 levels, 50-bit scale, dnum 3).
     threads : int, optional
         Threads of the context's pool (a positive integer; default 1).
+    device : str, optional
+        Where polynomials live and kernels run: ``"cpu"``; ``"cuda"`` (an NVIDIA GPU, in builds with the CUDA
+        backend); or ``"cpu-guarded"``, the CPU kernels on memory that faults when touched outside them (a test
+        mode that checks what the GPU demands of the code, on any machine). Default: the ``EMBER_DEVICE``
+        environment variable, else ``"cpu"``. Objects move between contexts with ``x.to(other_ctx)``.
 
     Raises
     ------
     TypeError
         When `params` is not an ember.CkksParams.
     ValueError
-        When `threads` is not a positive integer.
+        When `threads` is not a positive integer, or `device` is not one of the names above.
+    RuntimeError
+        When this build or this machine lacks the device (a wheel has no CUDA backend; no GPU is present).
     """
 
-    def __init__(self, params: Optional[CkksParams] = None, threads: int = 1):
+    def __init__(self, params: Optional[CkksParams] = None, threads: int = 1, device: Optional[str] = None):
         if params is None:
             params = CkksParams()
         if not isinstance(params, CkksParams):
             raise TypeError("params must be an ember.CkksParams")
         if not isinstance(threads, numbers.Integral) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        if device is not None and not isinstance(device, str):
+            raise TypeError(f"device must be a str, got {type(device).__name__}")
         self.params = params
-        self._core = self._make_core(params, int(threads))
+        self._core = self._make_core(params, int(threads), device or "")
         self._bootstrapper = None
         self._boot_keys = {}  # key-set identity -> bootstrapping keys (a later keygen adds, never replaces)
         self._boot_latest = None
         self._boot_lock = threading.Lock()
 
     @staticmethod
-    def _make_core(params: CkksParams, threads: int):
-        """Return the native context of the parameter set with a pool of `threads` threads."""
-        return _ember.ContextCore(params._core, threads)
+    def _make_core(params: CkksParams, threads: int, device: str):
+        """Return the native context of the parameter set on `device` ("" for the default) with `threads` threads."""
+        return _ember.ContextCore(params._core, threads, device)
 
     slots = property(lambda self: self._core.slots, doc="N/2, the largest slot count.")
     max_level = property(lambda self: self._core.max_level,
@@ -758,6 +797,8 @@ class Context:
                           doc="The level of fresh ciphertexts and of bootstrapping outputs (max_level without "
                               "bootstrapping).")
     threads = property(lambda self: self._core.threads, doc="The number of threads of the context's pool.")
+    device = property(lambda self: self._core.device,
+                      doc='The device its polynomials live on: "cpu", "cpu-guarded" or "cuda" ("symbolic" for graph capture).')
 
     def scale_at(self, level: int) -> float:
         """Return the canonical scale of a level.
@@ -780,7 +821,8 @@ class Context:
 
     def __repr__(self) -> str:
         """Return ``<ember.Context CkksParams(...) threads=...>``."""
-        return f"<ember.Context {self.params!r} threads={self.threads}>"
+        dev = "" if self.device == "cpu" else f" device={self.device!r}"
+        return f"<ember.Context {self.params!r} threads={self.threads}{dev}>"
 
     def _vector(self, values, slots: int) -> np.ndarray:
         """Return `values` as a slot vector of exactly `slots` values (ValueError otherwise)."""

@@ -691,8 +691,8 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
     Returns
     -------
     dict
-        The record: op ("heaan-mul"), the parameters, security_bits (80), median_ms, min_ms and max_ms over the
-        runs, precision_bits, ifma, crt_path, np_region1, np_region2, path, kernel_paths, simd, and with
+        The record: op ("heaan-mul"), the parameters, security_bits (80), device ("cpu": the HEAAN scheme runs on
+        the CPU only), median_ms, min_ms and max_ms over the runs, precision_bits, ifma, crt_path, np_region1, np_region2, path, kernel_paths, simd, and with
         `breakdown` the breakdown_ms, breakdown and peak described above.
 
     Raises
@@ -716,7 +716,8 @@ def bench_mul(log_n: int = 16, log_q: int = 1200, log_p: int = 30, threads: int 
     ms = [t / 1e6 for t in c.bench_mul(cx, cy, evk, runs)]
     prod = c.rescale(c.mul(cx, cy, evk), 0)
     err = float(np.abs(c.decrypt(prod, sk) - x * y).max())
-    rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, security_bits=80, threads=threads, backend="cpu", runs=runs,
+    rec = dict(op="heaan-mul", log_n=log_n, log_q=log_q, log_p=log_p, security_bits=80, threads=threads, backend="cpu", device="cpu",
+               runs=runs,
                median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
                precision_bits=round(float(-np.log2(max(err, 2.0 ** -60))), 2),
                prime_bits=prime_bits, ifma=ctx.ifma, crt_path=ctx.crt_path, np_region1=c.primes_region1(log_q), np_region2=c.primes_region2(log_q))

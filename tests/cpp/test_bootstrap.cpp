@@ -399,8 +399,9 @@ std::vector<Z> centered_coeffs(const Poly& p_in) {
     product(M.v, primes);
     std::vector<u64> res(primes.size());
     std::vector<Z> out(p.n());
+    const HostLimbs ph = p.host();
     for (std::size_t c = 0; c < p.n(); ++c) {
-        for (std::size_t i = 0; i < primes.size(); ++i) res[i] = p.limb(i)[c];
+        for (std::size_t i = 0; i < primes.size(); ++i) res[i] = ph.limb(i)[c];
         crt_gmp(out[c].v, res, primes);
         center(out[c].v, M.v);
     }

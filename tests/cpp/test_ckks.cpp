@@ -96,8 +96,9 @@ std::vector<double> centered_coeffs(const Poly& p_in) {
     product(M.v, primes);
     std::vector<u64> res(primes.size());
     std::vector<double> out(p.n());
+    const HostLimbs ph = p.host();
     for (std::size_t c = 0; c < p.n(); ++c) {
-        for (std::size_t i = 0; i < primes.size(); ++i) res[i] = p.limb(i)[c];
+        for (std::size_t i = 0; i < primes.size(); ++i) res[i] = ph.limb(i)[c];
         crt_gmp(x.v, res, primes);
         center(x.v, M.v);
         out[c] = mpz_get_d(x.v);
@@ -277,8 +278,10 @@ TEST(CkksEncoder, DecodeMatchesDirectEvaluation) {
     pt.slots = e.ctx->slots();
     std::vector<double> coeffs(pt.m.n());
     for (auto& c : coeffs) c = static_cast<double>(static_cast<i64>(rng() >> 19) - (i64(1) << 44));
+    HostLimbs mh = pt.m.host(0, SIZE_MAX, /*fetch=*/false);
     for (std::size_t i = 0; i < pt.m.q_limbs(); ++i)
-        for (std::size_t c = 0; c < pt.m.n(); ++c) pt.m.limb(i)[c] = pt.m.table(i).mod.from_signed(static_cast<i64>(coeffs[c]));
+        for (std::size_t c = 0; c < pt.m.n(); ++c) mh.limb(i)[c] = pt.m.table(i).mod.from_signed(static_cast<i64>(coeffs[c]));
+    mh.commit();
     const auto naive = naive_slots(coeffs, pt.scale, pt.slots);
     const cvec dec = e.ctx->decode(pt);
     for (std::size_t j = 0; j < pt.slots; ++j)
@@ -321,7 +324,7 @@ TEST(Ckks, EncryptDecryptPublicAndSecretKey) {
     // two encryptions of the same message differ (fresh randomness)
     const cvec z = random_slots(2048, rng);
     const Ciphertext a = e.enc(z), b = e.enc(z);
-    EXPECT_FALSE(std::equal(a.c1.limb(0), a.c1.limb(0) + a.c1.n(), b.c1.limb(0)));
+    EXPECT_FALSE(same_words(a.c1, b.c1));
 }
 
 TEST(Ckks, AddSubNegateConstantsAndPlaintexts) {
@@ -594,7 +597,7 @@ TEST(Ckks, UnseededKeysAndSeedExpansion) {
     const SwitchingKey& k = *e.keys.relin;
     for (std::size_t j = 0; j < k.digits(); ++j) {
         const Poly a = expand_uniform(e.ctx->ring(), k.seeds[j], e.ctx->params().q_primes.size(), Basis::QP);
-        for (std::size_t i = 0; i < a.limbs(); ++i) ASSERT_TRUE(std::equal(a.limb(i), a.limb(i) + a.n(), k.a[j].limb(i))) << j << " " << i;
+        ASSERT_TRUE(same_words(a, k.a[j])) << j;
     }
 }
 
@@ -604,7 +607,8 @@ TEST(Ckks, SecretDistributions) {
     Poly s(e.keys.secret->s);
     poly_to_coeff(s);
     const u64 q = s.table(0).mod.q;
-    for (std::size_t c = 0; c < s.n(); ++c) ASSERT_TRUE(s.limb(0)[c] <= 1 || s.limb(0)[c] == q - 1) << c;
+    const HostLimbs sh = s.host(0, 1);
+    for (std::size_t c = 0; c < s.n(); ++c) ASSERT_TRUE(sh.limb(0)[c] <= 1 || sh.limb(0)[c] == q - 1) << c;
     CkksParams p = test_params(2, 1);
     p.secret = SecretDist::HammingWeight;
     p.hamming_weight = 64;
@@ -612,8 +616,9 @@ TEST(Ckks, SecretDistributions) {
     Poly hs(h.keys.secret->s);
     poly_to_coeff(hs);
     std::size_t nz = 0;
+    const HostLimbs hh = hs.host(0, 1);
     for (std::size_t c = 0; c < hs.n(); ++c) {
-        const u64 v = hs.limb(0)[c];
+        const u64 v = hh.limb(0)[c];
         ASSERT_TRUE(v <= 1 || v == hs.table(0).mod.q - 1);
         nz += v != 0;
     }
@@ -669,9 +674,7 @@ TEST(CkksMisuse, EvaluatorRejectsInvalidInput) {
 
 bool same_poly(const Poly& a, const Poly& b) {
     if (a.q_limbs() != b.q_limbs() || a.basis() != b.basis() || a.form() != b.form()) return false;
-    for (std::size_t i = 0; i < a.limbs(); ++i)
-        if (!std::equal(a.limb(i), a.limb(i) + a.n(), b.limb(i))) return false;
-    return true;
+    return same_words(a, b);
 }
 bool same_ct(const Ciphertext& a, const Ciphertext& b) {
     return same_poly(a.c0, b.c0) && same_poly(a.c1, b.c1) && a.scale == b.scale && a.slots == b.slots && a.key_id == b.key_id;
@@ -918,11 +921,8 @@ TEST(Ckks, LinearCombinationEqualsDropMulRoundAdd) {
     }
     ASSERT_EQ(got.level(), level);
     EXPECT_EQ(got.scale, 1234.5);
-    for (std::size_t i = 0; i <= level; ++i)
-        for (std::size_t j = 0; j < e.ctx->params().n(); ++j) {
-            ASSERT_EQ(got.c0.limb(i)[j], want.c0.limb(i)[j]);
-            ASSERT_EQ(got.c1.limb(i)[j], want.c1.limb(i)[j]);
-        }
+    ASSERT_TRUE(same_words(got.c0, want.c0));
+    ASSERT_TRUE(same_words(got.c1, want.c1));
     expect_invalid([&] { (void)e.ev->linear_combination({}, {}, level, 1.0); }, {"no operands"});
     expect_invalid([&] { (void)e.ev->linear_combination({&a}, {1.0, 2.0}, level, 1.0); }, {"constants"});
     expect_invalid([&] { (void)e.ev->linear_combination({&b}, {1.0}, top, 1.0); }, {"below"});

@@ -6,6 +6,7 @@
 // Needs no CUDA toolkit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -214,6 +215,43 @@ TEST_F(CudaArithBackend, DotMatchesCpu) {
     }
 }
 
+/// The CUDA dot in chunks of terms (past kDotPtrs / 2 = 176 terms a launch takes one chunk, and the next launch
+/// adds its dot_coeff to the output mod q): the same bits as the CPU's one reduction.
+TEST_F(CudaArithBackend, DotInTermChunksMatchesCpu) {
+    constexpr std::size_t n = 64, terms = 400;
+    std::mt19937_64 rng(10);
+    for (const PrimeSpec& s : kPrimes) {
+        const NttTables table(n, Modulus(primes_of(s, n).at(0)));
+        const u64 q = table.mod.q;
+        for (int kind = 0; kind < 3; ++kind) {
+            std::vector<std::vector<u64>> a(terms), b(terms);
+            std::vector<std::vector<const u64*>> pa(terms), pb(terms);
+            for (std::size_t t = 0; t < terms; ++t) {
+                a[t] = sample(n, q, rng, kind);
+                b[t] = sample(n, q, rng, kind == 0 ? 0 : 2);
+                pa[t] = {a[t].data()};
+                pb[t] = {b[t].data()};
+            }
+            std::vector<u64> out(n);
+            const LimbRef ref{out.data(), &table};
+            cpu->dot(std::span<const LimbRef>(&ref, 1), pa, pb);
+            std::vector<const u64*> al(terms), bl(terms);
+            for (std::size_t t = 0; t < terms; ++t) al[t] = a[t].data(), bl[t] = b[t].data();
+            const cuda::WideBarrett wb = cuda::make_wide_barrett(table.mod);
+            for (std::size_t chunk : {std::size_t(1), std::size_t(63), std::size_t(176), std::size_t(399)})
+                for (std::size_t i = 0; i < n; ++i) {
+                    u64 r = 0;
+                    for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
+                        const std::size_t tc = std::min(chunk, terms - t0);
+                        const u64 part = cuda::dot_coeff(al.data() + t0, bl.data() + t0, tc, i, wb);
+                        r = t0 == 0 ? part : cuda::add_mod(r, part, q);
+                    }
+                    ASSERT_EQ(r, out[i]) << "q=" << q << " chunk=" << chunk << " i=" << i << " kind=" << kind;
+                }
+        }
+    }
+}
+
 // ---- NTT -----------------------------------------------------------------------------------------------------------
 
 TEST(CudaNtt, ShapesFitTheKernels) {
@@ -292,8 +330,10 @@ TEST(CudaNtt, EmulationRoundTrips) {
 
 /// The emulated kernel against the CPU backend's base_convert (plain and centered) for a conversion from `from` to
 /// `to`.
+/// `to`, with the kernels' pass sizes or smaller ones (chunk sources and out_batch outputs per pass).
 void expect_base_convert_matches(Backend& cpu, const std::vector<u64>& from, const std::vector<u64>& to, std::size_t n,
-                                 std::mt19937_64& rng) {
+                                 std::mt19937_64& rng, cuda::u32 chunk = cuda::kBcChunkSources,
+                                 cuda::u32 out_batch = cuda::kBcOutBatch) {
     const BaseConverter conv(test::moduli_of(from), test::moduli_of(to));
     const cuda::BaseConvData data(conv);
     const cuda::BaseConvTable tab = data.host_table();
@@ -309,10 +349,11 @@ void expect_base_convert_matches(Backend& cpu, const std::vector<u64>& from, con
             std::vector<u64*> pref, pgot;
             for (std::size_t j = 0; j < to.size(); ++j) pref.push_back(ref[j].data()), pgot.push_back(got[j].data());
             cpu.base_convert(conv, pin, pref, n, centered);
-            cuda::base_convert_emulate(tab, pin.data(), pgot.data(), n, centered);
+            cuda::base_convert_emulate(tab, pin.data(), pgot.data(), n, centered, chunk, out_batch);
             for (std::size_t j = 0; j < to.size(); ++j)
                 for (std::size_t c = 0; c < n; ++c)
-                    ASSERT_EQ(got[j][c], ref[j][c]) << "k=" << from.size() << " m=" << to.size() << " centered=" << centered
+                    ASSERT_EQ(got[j][c], ref[j][c]) << "k=" << from.size() << " m=" << to.size() << " chunk=" << chunk
+                                                    << " out_batch=" << out_batch << " centered=" << centered
                                                     << " kind=" << kind << " j=" << j << " c=" << c;
         }
     }
@@ -338,6 +379,28 @@ TEST_F(CudaArithBackend, BaseConvertEmulationMatchesCpu) {
     expect_base_convert_matches(*cpu, many, take(q50, 0, 2), 200, rng);
 }
 
+// More sources than one pass takes (kBcChunkSources; dnum = 1, or the special primes of a deep chain) and more
+// outputs than one launch carries (kBcOutBatch): several passes, the outputs accumulating mod p_j across them and the
+// centered sum f carried in scratch. The same passes with small sizes cover every combination of first / middle /
+// last chunk and output batch on small bases.
+TEST_F(CudaArithBackend, BaseConvertInSeveralPassesMatchesCpu) {
+    std::mt19937_64 rng(9);
+    constexpr std::size_t two_n = 1 << 13;
+    const std::vector<u64> q60 = ntt_primes_near(60, 24, two_n), q50 = ntt_primes_near(50, 8, two_n, {}, false);
+    auto take = [](const std::vector<u64>& v, std::size_t b, std::size_t e) { return std::vector<u64>(v.begin() + b, v.begin() + e); };
+    std::vector<u64> mixed = take(q50, 0, 5);
+    for (u64 q : take(q60, 0, 7)) mixed.push_back(q);  // 12 sources
+    for (cuda::u32 chunk : {1u, 2u, 5u, 11u, 12u})
+        for (cuda::u32 out_batch : {1u, 3u, 7u})
+            expect_base_convert_matches(*cpu, mixed, take(q60, 10, 17), 130, rng, chunk, out_batch);
+    // the kernels' sizes: 200 sources (passes of 95, 95 and 10) into 2, and 3 sources into 300 outputs (batches of
+    // 256 and 44)
+    const std::vector<u64> p61 = ntt_primes_near(61, 200, two_n, {}, false);
+    expect_base_convert_matches(*cpu, p61, take(q50, 0, 2), 130, rng);
+    const std::vector<u64> p55 = ntt_primes_near(55, 300, two_n, {}, false);
+    expect_base_convert_matches(*cpu, take(q60, 0, 3), p55, 70, rng);
+}
+
 // ---- automorphisms -------------------------------------------------------------------------------------------------
 
 TEST_F(CudaArithBackend, AutomorphismIndexMatchesRingPermutation) {
@@ -356,7 +419,7 @@ TEST_F(CudaArithBackend, AutomorphismIndexMatchesRingPermutation) {
             std::vector<u64> a = sample(n, q, rng), out(n);
             const LimbRef r{out.data(), &ring.table(0)};
             const u64* pa = a.data();
-            cpu->permute(std::span<const LimbRef>(&r, 1), std::span<const u64* const>(&pa, 1), perm.data());
+            cpu->permute(std::span<const LimbRef>(&r, 1), std::span<const u64* const>(&pa, 1), k, perm.data());
             for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], a[cuda::automorphism_index(static_cast<cuda::u32>(i), k, log_n)]);
         }
     }

@@ -25,14 +25,15 @@ using namespace test;
 std::vector<std::int64_t> centered_small(const Poly& p) {
     std::vector<std::int64_t> v(p.n());
     const u64 q0 = p.ring().mod(0).q;
+    const HostLimbs h = p.host();
     for (std::size_t i = 0; i < p.n(); ++i) {
-        const u64 r = p.limb(0)[i];
+        const u64 r = h.limb(0)[i];
         v[i] = r > q0 / 2 ? -static_cast<std::int64_t>(q0 - r) : static_cast<std::int64_t>(r);
     }
     for (std::size_t l = 1; l < p.limbs(); ++l) {
         const Modulus& m = p.table(l).mod;
         for (std::size_t i = 0; i < p.n(); ++i)
-            if (p.limb(l)[i] != m.from_signed(v[i])) {
+            if (h.limb(l)[i] != m.from_signed(v[i])) {
                 ADD_FAILURE() << "coefficient " << i << " differs between limb 0 and limb " << l << ": not a small integer";
                 return v;
             }

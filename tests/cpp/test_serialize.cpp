@@ -62,6 +62,10 @@ public:
         return in_->allocate(words, zero);
     }
     void release(u64* p, std::size_t words, bool wipe) override { in_->release(p, words, wipe); }
+    bool host_addressable() const override { return in_->host_addressable(); }
+    void upload(u64* d, const u64* s, std::size_t w) override { in_->upload(d, s, w); }
+    void download(u64* d, const u64* s, std::size_t w) override { in_->download(d, s, w); }
+    void copy_words(u64* d, const u64* s, std::size_t w) override { in_->copy_words(d, s, w); }
     void ntt_forward(Limbs x) override { in_->ntt_forward(x); }
     void ntt_inverse(Limbs x) override { in_->ntt_inverse(x); }
     void copy(Limbs out, ConstLimbs a) override { in_->copy(out, a); }
@@ -76,7 +80,7 @@ public:
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool acc) override { in_->mul_const(out, a, c, acc); }
     void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override { in_->add_const(out, a, c); }
     void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) override { in_->sub_mul_const(out, a, b, c); }
-    void permute(Limbs out, ConstLimbs a, const std::uint32_t* perm) override { in_->permute(out, a, perm); }
+    void permute(Limbs out, ConstLimbs a, std::uint64_t k, const std::uint32_t* perm) override { in_->permute(out, a, k, perm); }
     void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) override {
         in_->base_convert(conv, in, out, n, centered);
     }
@@ -125,8 +129,9 @@ void expect_poly_identical(const Poly& a, const Poly& b, const std::string& what
     ASSERT_EQ(a.basis(), b.basis()) << what;
     ASSERT_EQ(a.form(), b.form()) << what;
     ASSERT_EQ(a.n(), b.n()) << what;
+    const HostLimbs ha = a.host(), hb = b.host();
     for (std::size_t i = 0; i < a.limbs(); ++i)
-        ASSERT_EQ(0, std::memcmp(a.limb(i), b.limb(i), a.n() * sizeof(u64))) << what << ": limb " << i;
+        ASSERT_EQ(0, std::memcmp(ha.limb(i), hb.limb(i), a.n() * sizeof(u64))) << what << ": limb " << i;
 }
 
 void expect_key_identical(const SwitchingKey& a, const SwitchingKey& b) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ckks/params.hpp"
+#include "ring/poly.hpp"
 #include "math/modarith.hpp"
 
 namespace ember::test {
@@ -37,6 +38,15 @@ struct Z {
 };
 
 /// z mod p in [0, p) for any sign of z.
+/// The same limbs and the same words in every limb (read through host views: also on a device backend).
+inline bool same_words(const Poly& a, const Poly& b) {
+    if (a.limbs() != b.limbs() || a.n() != b.n()) return false;
+    const HostLimbs ha = a.host(), hb = b.host();
+    for (std::size_t i = 0; i < a.limbs(); ++i)
+        if (!std::equal(ha.limb(i), ha.limb(i) + a.n(), hb.limb(i))) return false;
+    return true;
+}
+
 inline u64 mod_of(const mpz_t z, u64 p) { return mpz_fdiv_ui(z, p); }
 
 /// CRT by Garner's incremental method with mpz_invert (not the Q_i* formula the library uses); result in [0, prod).

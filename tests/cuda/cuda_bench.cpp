@@ -1,7 +1,8 @@
 // A small benchmark of the CUDA kernels (ember_cuda) for bench/gpu/device_check.sh: one JSON object per line.
 //   {"device": ...}
 //   {"kernel": "copy", "bytes_per_s": ...}                                  device-to-device copy, read + written
-//   {"kernel": "ntt_forward", "log_n": 16, "limbs": 24, "ms": ..., "us_per_limb": ...}   (and ntt_inverse, mul, dot)
+//   {"kernel": "ntt_forward", "log_n": 16, "limbs": 24, "ms": ..., "us_per_limb": ...}   (and ntt_inverse, mul, dot3,
+//                                                         base_convert_modup: one digit of 3 to the other primes)
 // Each time is the median of --reps timed runs (CUDA events) after a warm-up. 60-bit primes, as the CKKS Q primes.
 // Options: --log-n L (16), --limbs K (24, and 16 K: past the L2 cache), --reps R (20).
 #include <cstdio>
@@ -82,9 +83,19 @@ int main(int argc, char** argv) {
         report("ntt_inverse", cuda::time_ms([&] { cuda::ntt_inverse(px, pt); }, reps));
         report("mul", cuda::time_ms([&] { cuda::mul(pout, pa, pb, m, n); }, reps));
         // dot over 3 digits (dnum = 3): the same a and b limbs thrice (the kernel reads them thrice all the same); the
-        // time includes cuda::dot's per-call upload of its pointer tables and its final synchronization
+        // pointer tables travel in the launches' parameters (kDotPtrs per launch), nothing staged or waited for
         const std::vector<std::vector<const u64*>> da(3, pa), db(3, pb);
-        report("dot3_with_staging", cuda::time_ms([&] { cuda::dot(pout, da, db, m, n); }, reps));
+        report("dot3", cuda::time_ms([&] { cuda::dot(pout, da, db, m, n); }, reps));
+        // ModUp of one digit (dnum = 3): the first third of one polynomial's primes to the others, plain
+        if (batch == 1 && limbs >= 2) {
+            const std::size_t k = (static_cast<std::size_t>(limbs) + 2) / 3;
+            const BaseConverter conv(std::vector<Modulus>(mods.begin(), mods.begin() + k),
+                                     std::vector<Modulus>(mods.begin() + k, mods.end()));
+            const cuda::DeviceBaseConverter dconv(conv);
+            const std::vector<const u64*> bin(pa.begin(), pa.begin() + k);
+            const std::vector<u64*> bout(pout.begin() + k, pout.begin() + limbs);
+            report("base_convert_modup", cuda::time_ms([&] { cuda::base_convert(dconv, bin, bout, n, false); }, reps));
+        }
     }
     cuda::synchronize();
     return 0;

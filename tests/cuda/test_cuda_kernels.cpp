@@ -245,6 +245,55 @@ TEST_F(CudaKernels, DotMatchesCpu) {
     }
 }
 
+/// Many digits: 30 terms over 40 limbs (several launches of a few limbs each: the pointers of a launch travel in its
+/// parameters), and 200 terms (past one launch's kDotPtrs / 2: chunks of terms accumulating in the output), once with
+/// an output that is also an operand of a later chunk (accumulated in scratch, then copied).
+TEST_F(CudaKernels, DotManyTermsMatchesCpu) {
+    std::mt19937_64 rng(7);
+    const std::size_t n = std::size_t(1) << std::min(12, max_log_n());
+    const std::vector<u64> all = test_primes(n, 8);  // 40 primes
+    std::vector<std::unique_ptr<NttTables>> tabs;
+    std::vector<Modulus> mods;
+    for (u64 q : all) {
+        tabs.push_back(std::make_unique<NttTables>(n, Modulus(q)));
+        mods.push_back(tabs.back()->mod);
+    }
+    struct Case {
+        std::size_t terms, limbs;
+        bool alias;
+    };
+    for (const Case& cs : {Case{30, 40, false}, Case{200, 3, false}, Case{200, 3, true}}) {
+        for (int kind : {0, 2}) {
+            const std::size_t terms = cs.terms, limbs = cs.limbs;
+            std::vector<LimbSet> a(terms), b(terms);
+            std::vector<std::vector<const u64*>> ha(terms), hb(terms), da(terms), db(terms);
+            for (std::size_t t = 0; t < terms; ++t) {
+                for (std::size_t l = 0; l < limbs; ++l) {
+                    a[t].add(sample(n, all[l], rng, kind));
+                    b[t].add(sample(n, all[l], rng, kind));
+                }
+                ha[t] = a[t].hcptr(), hb[t] = b[t].hcptr(), da[t] = a[t].dcptr(), db[t] = b[t].dcptr();
+            }
+            LimbSet out;
+            for (std::size_t l = 0; l < limbs; ++l) out.add(sample(n, all[l], rng, 0));
+            // alias: limb 1's output is its operand b[190] (the CPU reads a copy of the output's initial words there)
+            const std::vector<u64> out1_initial = out.host[1];
+            if (cs.alias) {
+                hb[190][1] = out1_initial.data();
+                db[190][1] = out.dev[1].data();
+            }
+            std::vector<std::vector<u64>> want = out.host;
+            std::vector<LimbRef> refs;
+            for (std::size_t l = 0; l < limbs; ++l) refs.push_back(LimbRef{want[l].data(), tabs[l].get()});
+            cpu->dot(refs, ha, hb);
+            cuda::dot(out.dptr(), da, db, std::span<const Modulus>(mods.data(), limbs), n);
+            expect_equal(out, want, "dot terms " + std::to_string(terms) + " limbs " + std::to_string(limbs) +
+                                        (cs.alias ? " (output is an operand)" : "") + " kind " + std::to_string(kind));
+            if (HasFatalFailure()) return;
+        }
+    }
+}
+
 // ---- automorphisms -------------------------------------------------------------------------------------------------
 
 TEST_F(CudaKernels, PermuteMatchesCpu) {
@@ -265,7 +314,7 @@ TEST_F(CudaKernels, PermuteMatchesCpu) {
             }
             for (std::size_t l = 0; l < ring.q_count(); ++l) refs.push_back(LimbRef{want[l].data(), &ring.table(l)});
             const std::vector<std::uint32_t>& perm = ring.automorphism_perm(k);
-            cpu->permute(refs, a.hcptr(), perm.data());
+            cpu->permute(refs, a.hcptr(), k, perm.data());
             const cuda::DeviceArray<std::uint32_t> dperm(perm);
             cuda::permute(out1.dptr(), a.dcptr(), dperm.data(), n);
             cuda::automorph(out2.dptr(), a.dcptr(), k, log_n);
@@ -298,6 +347,41 @@ TEST_F(CudaKernels, BaseConvertMatchesCpu) {
         const BaseConverter conv(fm, tm);
         const cuda::DeviceBaseConverter dconv(conv);
         for (int kind = 0; kind < 3; ++kind) {
+            LimbSet in, out;
+            for (u64 q : from) in.add(sample(n, q, rng, kind));
+            for (std::size_t j = 0; j < to.size(); ++j) out.add(std::vector<u64>(n, ~u64(0)));
+            for (bool centered : {false, true}) {
+                std::vector<std::vector<u64>> want(to.size(), std::vector<u64>(n));
+                std::vector<u64*> pw;
+                for (auto& w : want) pw.push_back(w.data());
+                cpu->base_convert(conv, in.hcptr(), pw, n, centered);
+                cuda::base_convert(dconv, in.dcptr(), out.dptr(), n, centered);
+                expect_equal(out, want, "base_convert k=" + std::to_string(from.size()) + " m=" + std::to_string(to.size()) +
+                                            (centered ? " centered" : " plain") + " kind " + std::to_string(kind));
+                if (HasFatalFailure()) return;
+            }
+        }
+    }
+}
+
+/// The largest bases: 200 sources (passes of kBcChunkSources = 95, 95 and 10; the centered sums carried in pool
+/// scratch between them), as dnum = 1 or the special primes of a deep chain give, and 300 outputs (two launches of
+/// kBcOutBatch = 256 and 44), against the CPU (its reference path beyond 63 sources).
+TEST_F(CudaKernels, BaseConvertManyPrimesMatchesCpu) {
+    std::mt19937_64 rng(8);
+    constexpr std::size_t two_n = 1 << 13;
+    const std::vector<u64> p61 = ntt_primes_near(61, 200, two_n, {}, false);
+    const std::vector<u64> q50 = ntt_primes_near(50, 300, two_n, {}, false);
+    const std::vector<u64> q60 = ntt_primes_near(60, 3, two_n, {}, false);
+    const std::vector<u64> q50_4(q50.begin(), q50.begin() + 4);
+    const std::size_t n = std::min<std::size_t>(std::size_t(1) << max_log_n(), 1000);  // not a multiple of 64
+    for (const auto& [from, to] : {std::pair{p61, q50_4}, std::pair{q60, q50}}) {
+        std::vector<Modulus> fm, tm;
+        for (u64 q : from) fm.emplace_back(q);
+        for (u64 p : to) tm.emplace_back(p);
+        const BaseConverter conv(fm, tm);
+        const cuda::DeviceBaseConverter dconv(conv);
+        for (int kind : {0, 2}) {
             LimbSet in, out;
             for (u64 q : from) in.add(sample(n, q, rng, kind));
             for (std::size_t j = 0; j < to.size(); ++j) out.add(std::vector<u64>(n, ~u64(0)));

@@ -91,3 +91,69 @@ def test_profile_defaults_are_secure(tmp_path):
     table = json.loads(out.read_text())
     dev = table["devices"]["cpu-1t"]
     assert dev["params"]["log_n"] == 14 and dev["params"]["levels"] == 5
+
+
+def test_info_has_a_cuda_section():
+    """Issue 29: `ember info` says whether this build has the CUDA backend and which GPUs it finds."""
+    from ember import _ember
+    cuda = _ember.cuda_info()
+    assert set(cuda) == {"built", "devices", "description"} and cuda["devices"] >= 0
+    out = subprocess.run([sys.executable, "-m", "ember", "info"], capture_output=True, text=True, check=True).stdout
+    info = json.loads(out)["cuda"]
+    assert info["built"] == cuda["built"] and info["devices"] == cuda["devices"]
+    if not cuda["built"]:
+        assert "no CUDA backend" in info["gpus"]
+    elif cuda["devices"] == 0:
+        assert info["gpus"] == "no GPU found"
+    else:
+        assert cuda["description"] in info["gpus"]
+
+
+SMALL_BENCH = ["--log-n", "12", "--levels", "3", "--dnum", "2", "--runs", "1", "--log-scale", "30", "--first-mod-bits",
+               "40", "--insecure", "--threads", "1"]
+
+
+def test_bench_device():
+    """Issue 29: `ember bench OP --device D` times a Context on D and says so in every record ("device")."""
+    cmd = [sys.executable, "-m", "ember", "bench", "mul", *SMALL_BENCH, "--device", "cpu-guarded"]
+    rec = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+    assert rec["device"] == "cpu-guarded" and rec["precision_bits"] > 15
+    cmd = [sys.executable, "-m", "ember", "bench", "ntt", "--log-n", "12", "--runs", "1"]
+    rec = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    assert rec["device"] == "cpu"  # ntt / intt: a CPU kernel, no context
+
+
+def test_bench_cuda_without_a_gpu_fails_cleanly():
+    """`--device cuda` without the CUDA backend or a GPU: one line on stderr naming CUDA, status 2, no traceback."""
+    from ember import _ember
+    if _ember.cuda_info()["devices"] > 0:
+        pytest.skip("this machine has a GPU")
+    for cmd in (["bench", "mul", *SMALL_BENCH, "--device", "cuda"],
+                ["profile", "--threads", "1", "--runs", "1", "--every", "5", "--device", "cuda"]):
+        r = subprocess.run([sys.executable, "-m", "ember", *cmd], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        assert "CUDA" in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_cuda_refusals_name_the_reason(monkeypatch, capsys, built):
+    """Both reasons, whatever this build has: no CUDA backend (a wheel), or the backend and no GPU."""
+    from ember import _ember
+    from ember.cli import main
+    monkeypatch.setattr(_ember, "cuda_info", lambda: {"built": built, "devices": 0, "description": ""})
+    assert main(["bench", "add", *SMALL_BENCH, "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert ("no CUDA GPU found" if built else "no CUDA backend") in err
+    main(["info"])
+    assert json.loads(capsys.readouterr().out)["cuda"]["built"] is built
+
+
+def test_profile_records_the_device(tmp_path):
+    """`ember profile --device D`: the table's model is D-<T>t and its params name the device."""
+    out = tmp_path / "guarded.json"
+    cmd = [sys.executable, "-m", "ember", "profile", "--threads", "1", "--runs", "1", "--every", "5", "--device",
+           "cpu-guarded", "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dev = json.loads(out.read_text())["devices"]["cpu-guarded-1t"]
+    assert dev["params"]["device"] == "cpu-guarded" and dev["source"] == "measured" and "cpu-guarded" in dev["note"]

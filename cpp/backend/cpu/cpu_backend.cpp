@@ -62,6 +62,12 @@ public:
         if (wipe) OPENSSL_cleanse(p, words * W);
         blocks_.put(p, words * W);
     }
+    // Host memory: the transfers are copies.
+    void upload(u64* dst, const u64* src, std::size_t words) override { copy_words(dst, src, words); }
+    void download(u64* dst, const u64* src, std::size_t words) override { copy_words(dst, src, words); }
+    void copy_words(u64* dst, const u64* src, std::size_t words) override {
+        if (words && dst != src) std::memcpy(dst, src, words * W);
+    }
 
     void ntt_forward(Limbs x) override {
         trace::Scope s("ntt_forward");
@@ -139,7 +145,7 @@ public:
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_sub_mul_const(out[l].data, a[l], b[l], c[l], n_of(out[l]), out[l].mod()); });
         if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
     }
-    void permute(Limbs out, ConstLimbs a, const std::uint32_t* perm) override {
+    void permute(Limbs out, ConstLimbs a, std::uint64_t /*galois*/, const std::uint32_t* perm) override {
         check(out, a.size(), "permute");
         trace::Scope s("automorph");
         pool_.parallel_for(out.size(), [&](std::size_t l) {

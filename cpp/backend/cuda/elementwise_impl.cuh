@@ -71,18 +71,32 @@ void elementwise(const char* op, std::span<u64* const> out, std::span<const u64*
 
 // ---- dot ---------------------------------------------------------------------------------------------------------
 
-struct DotLimb {
-    u64* out;
-    const u64* const* a;  // terms pointers
-    const u64* const* b;
-    WideBarrett wb;
-};
+constexpr std::size_t kDotLimbs = 32;  // output limbs per launch
+constexpr std::size_t kDotPtrs = 352;  // operand pointers per launch (2 x terms x limbs)
 
-__global__ void __launch_bounds__(kThreads) dot_kernel(const DotLimb* limbs, std::size_t terms, std::size_t n) {
-    const DotLimb l = limbs[blockIdx.y];
+/// A launch of dot_kernel: up to kDotLimbs output limbs with their moduli, and for output limb b its `terms`
+/// operand pointers of a at ptr[2 b terms ...] followed by those of b. accumulate: a later chunk of the terms,
+/// added mod q to the sum of the earlier chunks that the output holds.
+struct DotLaunch {
+    u64* out[kDotLimbs];
+    WideBarrett wb[kDotLimbs];
+    const u64* ptr[kDotPtrs];
+    u32 terms;
+    u32 accumulate;
+};
+static_assert(sizeof(DotLaunch) + sizeof(std::size_t) <= 4096, "dot's parameters must fit the classic 4 KiB");
+
+__global__ void __launch_bounds__(kThreads) dot_kernel(const __grid_constant__ DotLaunch l, std::size_t n) {
+    const u32 b = blockIdx.y;
+    u64* const out = l.out[b];
+    const WideBarrett& wb = l.wb[b];
+    const u64* const* pa = l.ptr + 2 * static_cast<std::size_t>(b) * l.terms;
+    const u64* const* pb = pa + l.terms;
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-        l.out[i] = dot_coeff(l.a, l.b, terms, i, l.wb);
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const u64 r = dot_coeff(pa, pb, l.terms, i, wb);
+        out[i] = l.accumulate ? add_mod(out[i], r, wb.q) : r;
+    }
 }
 
 // ---- permutations ------------------------------------------------------------------------------------------------
@@ -176,30 +190,48 @@ void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& 
         check_count(limbs, a[t].size(), "dot", "limbs of a term of a");
         check_count(limbs, b[t].size(), "dot", "limbs of a term of b");
     }
-    if (limbs == 0) return;
-    // staged in one device block: the limbs' descriptors, then limb l's `terms` pointers of a and of b
-    const std::size_t desc_words = limbs * sizeof(DotLimb) / sizeof(u64), ptr_words = 2 * limbs * terms;
-    static_assert(sizeof(DotLimb) % sizeof(u64) == 0);
-    DeviceMemory mem((desc_words + ptr_words) * sizeof(u64));
-    const auto* base = static_cast<const u64* const*>(mem.get());
-    std::vector<DotLimb> desc(limbs);
-    std::vector<const u64*> ptrs(ptr_words);
-    for (std::size_t l = 0; l < limbs; ++l) {
-        const std::size_t pa = desc_words + 2 * l * terms, pb = pa + terms;
-        for (std::size_t t = 0; t < terms; ++t) {
-            ptrs[pa - desc_words + t] = a[t][l];
-            ptrs[pb - desc_words + t] = b[t][l];
+    if (limbs == 0 || n == 0) return;
+    // The pointers travel in the launches' parameters (nothing staged, nothing waited for): as many limbs per launch
+    // as kDotPtrs allows with all their terms, or, past kDotPtrs / 2 terms (beyond any dnum Ember allows), one limb
+    // per launch and the terms in chunks, each launch adding its sum to the output's (exact: the same bits). A limb
+    // whose output is also one of its operands then accumulates in scratch memory, copied to it after the last chunk.
+    const std::size_t chunk = std::min(terms, kDotPtrs / 2);
+    const std::size_t per_launch = std::min(kDotLimbs, kDotPtrs / (2 * chunk));
+    const bool chunked = chunk < terms;
+    for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
+        const std::size_t count = std::min(per_launch, limbs - l0);
+        DotLaunch l{};
+        u64* scratch = nullptr;  // chunked only (count == 1)
+        for (std::size_t k = 0; k < count; ++k) {
+            l.out[k] = out[l0 + k];
+            l.wb[k] = make_wide_barrett(mod[l0 + k]);
         }
-        desc[l] = DotLimb{out[l], base + pa, base + pb, make_wide_barrett(mod[l])};
+        if (chunked) {
+            bool alias = false;
+            for (std::size_t t = 0; t < terms && !alias; ++t) alias = a[t][l0] == out[l0] || b[t][l0] == out[l0];
+            if (alias) l.out[0] = scratch = pool_allocate(n);
+        }
+        try {
+            for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
+                const std::size_t tc = std::min(chunk, terms - t0);
+                l.terms = static_cast<u32>(tc);
+                l.accumulate = t0 > 0;
+                for (std::size_t k = 0; k < count; ++k)
+                    for (std::size_t t = 0; t < tc; ++t) {
+                        l.ptr[2 * k * tc + t] = a[t0 + t][l0 + k];
+                        l.ptr[2 * k * tc + tc + t] = b[t0 + t][l0 + k];
+                    }
+                const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
+                dot_kernel<<<grid, kThreads>>>(l, n);
+                EMBER_CUDA_CHECK_LAUNCH();
+            }
+            if (scratch) copy_on_device(out[l0], scratch, n * sizeof(u64));
+        } catch (...) {
+            pool_free(scratch);
+            throw;
+        }
+        pool_free(scratch);  // stream order: after the copy
     }
-    mem.upload(desc.data(), desc.size() * sizeof(DotLimb));
-    mem.upload(ptrs.data(), ptrs.size() * sizeof(u64), desc_words * sizeof(u64));
-    for (std::size_t l0 = 0; l0 < limbs; l0 += 65535) {  // gridDim.y <= 65535
-        const unsigned count = static_cast<unsigned>(std::min<std::size_t>(65535, limbs - l0));
-        dot_kernel<<<dim3(detail::grid_for(n, kThreads), count), kThreads>>>(static_cast<const DotLimb*>(mem.get()) + l0, terms, n);
-        EMBER_CUDA_CHECK_LAUNCH();
-    }
-    EMBER_CUDA_CHECK(cudaDeviceSynchronize());  // before `mem` is freed
 }
 
 // ---- permutations ------------------------------------------------------------------------------------------------

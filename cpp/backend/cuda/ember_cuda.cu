@@ -6,3 +6,4 @@
 #include "backend/cuda/ntt_impl.cuh"           // the NTT kernels (ntt_rounds.hpp)
 #include "backend/cuda/elementwise_impl.cuh"   // element-wise kernels, dot, permutations (arith.hpp)
 #include "backend/cuda/base_convert_impl.cuh"  // fast base conversion (base_convert_phases.hpp)
+#include "backend/cuda/backend_impl.cuh"       // CudaBackend (backend.hpp) and register_cuda_backend

@@ -3,9 +3,11 @@
 // each over a batch of limbs whose words are in device memory.
 //
 // Plain C++ (no CUDA header): a test or a backend includes it with the ordinary compiler and links ember_cuda.
-// Not yet a Backend: ember_cuda is not linked into ember_core, the Python extension or the wheel. The launchers run
-// on the default stream and return once the work is queued (except where noted); synchronize() waits for it. Errors
-// (a failed allocation, launch or copy) throw std::runtime_error naming the CUDA error.
+// The Backend built on these launchers is backend_impl.cuh's CudaBackend, made available to make_backend("cuda") by
+// register_cuda_backend() (backend/cuda/register.hpp); ember_cuda is not linked into ember_core nor the wheel (the
+// Python extension links it when CMake's EMBER_CUDA is on outside a wheel build). The launchers, the pool and the copies all queue on one stream, the legacy default stream
+// (the "launch stream"), and return once the work is queued (except where noted); stream_synchronize() waits for it.
+// Errors (a failed allocation, launch or copy) throw std::runtime_error naming the CUDA error.
 //
 // Every kernel gives the CPU backend's results bit for bit: the arithmetic is backend/cuda/arith.hpp's,
 // ntt_rounds.hpp's and base_convert_phases.hpp's, which the host tests (tests/cpp/test_cuda_arith.cpp) compare with
@@ -17,6 +19,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/arith.hpp"
@@ -80,9 +83,68 @@ private:
     std::size_t n_ = 0;
 };
 
+// ---- the stream-ordered pool and copies -------------------------------------------------------------------------
+// Memory for a backend's polynomials: cudaMallocAsync / cudaFreeAsync on the launch stream, from the device's
+// default memory pool with its release threshold raised to "keep everything", so that a freed block stays with the
+// pool and serves a later allocation without a call into the driver or a synchronisation of the device (a plain
+// cudaFree waits for the whole device). Allocation, zeroing, freeing and the copies below are ordered with the
+// kernels on that stream: a block may be used by work queued after its allocation and freed while work that uses it
+// is still queued.
+
+/// `words` 64-bit words from the pool (nullptr for 0; aligned as the pool aligns, 256 bytes in practice: the device
+/// test checks Backend's 64). When the pool cannot grow, waits for the stream, trims the pool's unused reserve and
+/// tries once more; then throws std::runtime_error "CUDA backend: out of device memory allocating N words (X MiB)
+/// (pool: R MiB reserved, U MiB in use; device: F MiB free of T MiB): <CUDA error>".
+u64* pool_allocate(std::size_t words);
+/// Returns a block of pool_allocate to the pool once the work queued before this call is done (stream order).
+/// nullptr: nothing. Never throws (a failure surfaces at the next checked call).
+void pool_free(void* p) noexcept;
+/// The pool's memory: reserved from the device, and handed out in live blocks.
+struct PoolStats {
+    std::size_t reserved_bytes = 0;
+    std::size_t used_bytes = 0;
+};
+PoolStats pool_stats();
+/// Queued: `bytes` bytes at p (device memory) set to `value`.
+void memset_async(void* p, int value, std::size_t bytes);
+/// host -> device: returns when `src` may be reused; work queued afterwards sees the words.
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+/// device -> host: waits for the work queued before it; returns when the words are in `dst`.
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+/// device -> device, queued.
+void copy_on_device(void* dst, const void* src, std::size_t bytes);
+/// Waits for the launch stream's queued work (not other streams'); throws on an error of an earlier launch.
+void stream_synchronize();
+
+/// A block of pool_allocate, returned to the pool by the destructor (pool_free: in stream order, so it may go while
+/// queued work still reads it). Move-only. For device-side tables kept by a backend: unlike DeviceMemory
+/// (cudaMalloc / cudaFree, which wait for the whole device), creating and freeing one does not stall the device.
+class PoolBlock {
+public:
+    PoolBlock() = default;
+    explicit PoolBlock(std::size_t words) : p_(pool_allocate(words)) {}
+    ~PoolBlock() { pool_free(p_); }
+    PoolBlock(PoolBlock&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    PoolBlock& operator=(PoolBlock&& o) noexcept {
+        if (this != &o) {
+            pool_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+    PoolBlock(const PoolBlock&) = delete;
+    PoolBlock& operator=(const PoolBlock&) = delete;
+    u64* get() const { return p_; }
+
+private:
+    u64* p_ = nullptr;
+};
+
 // ---- NTT -------------------------------------------------------------------------------------------------------
 
-/// A prime's NTT tables on the device (psi_rev, ipsi_rev and their Shoup companions: 4N words).
+/// A prime's NTT tables on the device (psi_rev, ipsi_rev and their Shoup companions: 4N words, from the pool).
+/// Built with one copy from host memory (which waits for the launch stream's queued work: a cache fill, not a
+/// steady-state cost).
 class DeviceNttTables {
 public:
     explicit DeviceNttTables(const NttTables& t);
@@ -91,7 +153,7 @@ public:
     u32 log_n() const { return log_n_; }
 
 private:
-    DeviceMemory tw_;
+    PoolBlock tw_;
     NttLimb fwd_, inv_;  // with data = nullptr
     u32 log_n_ = 0;
 };
@@ -127,9 +189,10 @@ void add_const(std::span<u64* const> out, std::span<const u64* const> a, std::sp
 void sub_mul_const(std::span<u64* const> out, std::span<const u64* const> a, std::span<const u64* const> b,
                    std::span<const MulConst> c, std::span<const Modulus> mod, std::size_t n);
 
-/// out[l] = sum_t a[t][l] * b[t][l] (Backend::dot; a[t][l], b[t][l] device pointers). The pointer tables are copied
-/// to the device for the call, which therefore waits for the kernel before it returns (a backend would keep them
-/// resident).
+/// out[l] = sum_t a[t][l] * b[t][l] (Backend::dot; a[t][l], b[t][l] device pointers; any positive number of terms;
+/// out[l] may be one of limb l's operands). Queued, like the element-wise launchers: the pointer tables travel in
+/// the kernel parameters (several launches when they do not fit one), nothing is allocated or waited for (except
+/// scratch from the pool in the one case spelled out in elementwise_impl.cuh, beyond any digit count Ember uses).
 void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& a,
          const std::vector<std::vector<const u64*>>& b, std::span<const Modulus> mod, std::size_t n);
 
@@ -142,19 +205,22 @@ void automorph(std::span<u64* const> out, std::span<const u64* const> a, std::ui
 
 // ---- base conversion -------------------------------------------------------------------------------------------
 
-/// A BaseConverter's constants on the device (at most kBcMaxSources source primes).
+/// A BaseConverter's constants on the device (from the pool; any number of source and target primes). Built with one
+/// copy from host memory, as DeviceNttTables.
 class DeviceBaseConverter {
 public:
     explicit DeviceBaseConverter(const BaseConverter& conv);
     const BaseConvTable& table() const { return table_; }
 
 private:
-    DeviceMemory mem_;
+    PoolBlock mem_;
     BaseConvTable table_;
 };
 
-/// Backend::base_convert of n coefficients: in has k limbs, out m limbs (device pointers). Waits for the kernel
-/// (the pointer tables are staged per call, as for dot).
+/// Backend::base_convert of n coefficients: in has k limbs, out m limbs (device pointers, out not aliasing in).
+/// Queued: the limb pointers travel in the kernel parameters, one launch per pass of base_convert_phases.hpp (one
+/// unless k > kBcChunkSources or m > kBcOutBatch); the centered conversion of more than kBcChunkSources sources
+/// takes n words of scratch from the pool, freed in stream order.
 void base_convert(const DeviceBaseConverter& conv, std::span<const u64* const> in, std::span<u64* const> out,
                   std::size_t n, bool centered);
 

@@ -31,6 +31,9 @@ public:
         return buffers_.back().get();
     }
     void release(u64*, std::size_t, bool) override {}
+    void upload(u64*, const u64*, std::size_t) override {}
+    void download(u64*, const u64*, std::size_t) override {}
+    void copy_words(u64*, const u64*, std::size_t) override {}
 
     void ntt_forward(Limbs) override {}
     void ntt_inverse(Limbs) override {}
@@ -45,7 +48,7 @@ public:
     void mul_const(Limbs, ConstLimbs, std::span<const MulConst>, bool) override {}
     void add_const(Limbs, ConstLimbs, std::span<const u64>) override {}
     void sub_mul_const(Limbs, ConstLimbs, ConstLimbs, std::span<const MulConst>) override {}
-    void permute(Limbs, ConstLimbs, const std::uint32_t*) override {}
+    void permute(Limbs, ConstLimbs, std::uint64_t, const std::uint32_t*) override {}
     void base_convert(const BaseConverter&, ConstLimbs, std::span<u64* const>, std::size_t, bool) override {}
 
 private:

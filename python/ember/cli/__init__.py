@@ -20,7 +20,7 @@ def _emit(records: list[dict], stream=sys.stdout) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    cols = ["op", "log_n", "levels", "dnum", "threads", "backend", "runs", "median_ms", "min_ms", "max_ms", "precision_bits"]
+    cols = ["op", "log_n", "levels", "dnum", "threads", "device", "runs", "median_ms", "min_ms", "max_ms", "precision_bits"]
     t = Table(title="ember bench")
     for c in cols:
         t.add_column(c, justify="right")
@@ -74,9 +74,20 @@ def _bench(args) -> int:
     if args.op == "dist":
         return _bench_dist(args)
     ops = bench.OPS if args.op == "all" else [args.op]
+    try:
+        why = _device_error(args.device)
+    except ValueError as e:  # an unknown $EMBER_DEVICE
+        why = str(e)
+    if why:
+        print(f"ember bench {args.op}: {why}", file=sys.stderr)
+        return 2
+    if args.op == "all" and args.device not in (None, "cpu"):  # ntt, intt and heaan-mul run on the CPU only
+        ops = [op for op in ops if op not in ("ntt", "intt", "heaan-mul")]
     records = []
     for op in ops:
         try:
+            if op == "heaan-mul" and args.device not in (None, "cpu"):
+                raise ValueError(f"the HEAAN scheme runs on the CPU only, not on --device {args.device}")
             if op == "boot":
                 from .. import bench_boot
                 off = tuple(o for o in bench_boot.MAD_OPTIONS + bench_boot.GLOBAL_OPTIONS if getattr(args, "no_" + o))
@@ -85,7 +96,8 @@ def _bench(args) -> int:
                                          dnum=_or(args.dnum, 0), threads=_or(args.threads, 2), runs=_or(args.runs, 3),
                                          slots=args.slots, secret=args.secret, insecure=args.insecure,
                                          seeded=not args.no_key_compression, off=off, progress=step,
-                                         inputs=_shapes(args.inputs), iterations=args.iterations)
+                                         inputs=_shapes(args.inputs), iterations=args.iterations,
+                                         device=args.device)
             elif op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000 (ember.heaan)
                 from ..heaan import bench_mul
                 rec = bench_mul(log_n=args.log_n, log_q=args.log_q, log_p=args.log_p, threads=_or(args.threads, 2),
@@ -95,7 +107,7 @@ def _bench(args) -> int:
                                 threads=_or(args.threads, 2), runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
                                 first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
                                 insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown,
-                                count=args.count, radix=args.radix)
+                                count=args.count, radix=args.radix, device=args.device)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -145,11 +157,43 @@ def _bench_dist(args) -> int:
     return 0
 
 
+def _device_error(device) -> str | None:
+    """Return why the Context device `device` (None: $EMBER_DEVICE, else cpu) cannot run here, or None if it can.
+
+    Only "cuda" can be missing: from the build (a wheel has no CUDA backend) or from the machine (no GPU).
+    An unknown name raises ValueError (from $EMBER_DEVICE; --device has choices).
+    """
+    from .. import _ember
+    if (device or _ember.default_device()) != "cuda":
+        return None
+    c = _ember.cuda_info()
+    if not c["built"]:
+        return ("device 'cuda': this build of Ember has no CUDA backend (wheels are CPU only; build one with "
+                "`pip install . -Ccmake.define.EMBER_CUDA=ON`)")
+    if c["devices"] == 0:
+        return "device 'cuda': no CUDA GPU found (no NVIDIA GPU or driver visible to the CUDA runtime)"
+    return None
+
+
+def _cuda_section() -> dict:
+    """Return `ember info`'s "cuda" section: whether this build has the CUDA backend, and the GPUs it finds."""
+    from .. import _ember
+    c = dict(_ember.cuda_info())
+    if not c["built"]:
+        gpus = "none (this build has no CUDA backend)"
+    elif c["devices"] == 0:
+        gpus = "no GPU found"
+    else:
+        gpus = f"{c['devices']} GPU(s); device 0: {c['description']}"
+    return {"built": c["built"], "devices": c["devices"], "gpus": gpus}
+
+
 def _info(args) -> int:
     """Print the installation as JSON and return 0.
 
-    The version, the CPU and its features, the kernel path in use (EMBER_SIMD caps it) and the path of each kernel
-    family for the default parameter set's primes (N = 2^16, 24 levels: 50- and 60-bit primes).
+    The version, the CPU and its features, the kernel path in use (EMBER_SIMD caps it), the path of each kernel
+    family for the default parameter set's primes (N = 2^16, 24 levels: 50- and 60-bit primes), and "cuda": whether
+    this build has the CUDA backend and the GPUs found.
     """
     import os
     from .. import _ember
@@ -164,7 +208,7 @@ def _info(args) -> int:
                      "choices": ["scalar", "avx2", "avx512", "ifma"]},
             "kernel_paths": fam, "path": path,
             "threads": {"cpus": os.cpu_count(), "default": 1},
-            "gpu": "none (this build has no CUDA backend)"}
+            "cuda": _cuda_section()}
     print(json.dumps(info, indent=2 if sys.stdout.isatty() else None))
     return 0
 
@@ -190,7 +234,7 @@ def main(argv=None) -> int:
 
     _add_bench(sub)
 
-    i = sub.add_parser("info", help="version, CPU features and the kernel path of each family")
+    i = sub.add_parser("info", help="version, CPU features, the kernel path of each family and the CUDA backend / GPUs")
     i.set_defaults(fn=_info)
 
     from . import demo, sched, sim
@@ -219,9 +263,16 @@ def _add_bench(sub) -> None:
         p.add_argument("--insecure", action="store_true", help="allow parameters above the 128-bit bound")
         p.set_defaults(fn=_bench)
 
+    def device(p, what: str):
+        """Add --device (the Context's device; `what`: the help text's note on the ops it applies to)."""
+        p.add_argument("--device", choices=["cpu", "cpu-guarded", "cuda"], default=None,
+                       help="the device of the benchmark's Context (default: $EMBER_DEVICE, else cpu); cuda needs a "
+                            "build with the CUDA backend and a GPU" + what)
+
     for op in OPS + ("all",):
         o = kinds.add_parser(op, help="every op but boot and dist" if op == "all" else f"time {op}")
         common(o, "threads (default 2)", "timed runs after one warm-up (default 10)")
+        device(o, "; ntt, intt and heaan-mul: cpu only (all skips them on another device)")
         o.add_argument("--levels", type=int, default=None,
                        help="levels (default 24, or the most the 128-bit bound allows at --log-n: 4 at 14)")
         o.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 3)")
@@ -238,6 +289,7 @@ def _add_bench(sub) -> None:
 
     o = kinds.add_parser("boot", help="bootstrapping: time, precision, levels left, key sizes")
     common(o, "threads (default 2)", "timed runs after one warm-up (default 3)")
+    device(o, "")
     o.add_argument("--levels", type=int, default=None, help="levels left after bootstrapping (default 9)")
     o.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 0: the smallest secure)")
     o.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 44)")

@@ -163,6 +163,10 @@ def _profile(args) -> int:
     """Run `ember profile`; return the exit status."""
     import ember
     from ..sched.profile import measure
+    from . import _device_error
+    why = _device_error(args.device)
+    if why:
+        raise ValueError(why)
     levels = args.levels
     if args.bootstrappable:
         params = ember.CkksParams.bootstrappable(log_n=args.log_n, levels=9 if levels is None else levels,
@@ -181,12 +185,13 @@ def _profile(args) -> int:
         raise ValueError("--with-bootstrapping needs --bootstrappable (parameters that can bootstrap)")
     table = None
     for th in args.threads:
-        t = measure(params, threads=th, levels=levels, runs=args.runs, progress=sys.stderr.isatty())
+        t = measure(params, threads=th, levels=levels, runs=args.runs, progress=sys.stderr.isatty(),
+                    backend=args.device)
         if args.with_bootstrapping:
             from ..sched.profile import measure_bootstrapping
             n = measure_bootstrapping(params, t, threads=th, runs=args.with_bootstrapping,
-                                      progress=sys.stderr.isatty())
-            print(f"cpu-{th}t: {n} entries from the nodes of live bootstrappings", file=sys.stderr)
+                                      progress=sys.stderr.isatty(), backend=args.device)
+            print(f"{next(iter(t.devices))}: {n} entries from the nodes of live bootstrappings", file=sys.stderr)
         table = t if table is None else table.merge(t)
     if args.output:
         table.save(args.output)
@@ -262,7 +267,7 @@ def add_parser(sub) -> None:
     common(g)
     g.set_defaults(fn=_clear_errors(_graph))
 
-    p = sub.add_parser("profile", help="measure this CPU's cost table (seconds per op kind and level)")
+    p = sub.add_parser("profile", help="measure this CPU's (or GPU's) cost table (seconds per op kind and level)")
     p.add_argument("--log-n", type=int, default=14, help="log2 of the ring degree (default 14)")
     p.add_argument("--levels", type=int, default=None,
                    help="levels (default: the most the 128-bit bound allows at --log-n, 5 at 14; --bootstrappable or "
@@ -272,6 +277,9 @@ def add_parser(sub) -> None:
     p.add_argument("--bootstrappable", action="store_true", help="the parameters of CkksParams.bootstrappable (their levels)")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--device", choices=["cpu", "cpu-guarded", "cuda"], default=None,
+                   help="the device of the measured Context (default: $EMBER_DEVICE, else cpu), recorded in the "
+                        "table; its model: cpu-<T>t, cpu-guarded-<T>t or cuda-1t")
     p.add_argument("--every", type=int, default=1, help="measure every k-th level (the others are interpolated)")
     p.add_argument("--with-bootstrapping", type=int, default=0, metavar="RUNS",
                    help="also time the operations only circuits issue (raised basis, ModRaise, ...) as the nodes of "

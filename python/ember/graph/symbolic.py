@@ -40,7 +40,7 @@ class SymbolicContext(Context):
         super().__init__(params, threads)
 
     @staticmethod
-    def _make_core(params: CkksParams, threads: int):
+    def _make_core(params: CkksParams, threads: int, device: str):
         return _ember.symbolic_context_core(params._core)
 
     def __repr__(self) -> str:

@@ -3,7 +3,9 @@
 Every operation kind is run `runs` times at every level asked for, on a Context with `threads` threads, inside a
 graph capture; the C++ wall time of each node (not the Python call) is kept and the median goes into the table
 as the device model "cpu-<threads>t", marked "measured". The machine is shared and noisy: medians of several
-runs, and `runs` >= 5 for figures worth quoting.
+runs, and `runs` >= 5 for figures worth quoting. On another device of the Context (`backend`: "cpu-guarded",
+"cuda") the model is "<device>-<threads>t" (a CUDA context has one thread: "cuda-1t"). The model's params name
+the device ("device") and, for a GPU, which one ("gpu").
 """
 from __future__ import annotations
 
@@ -33,8 +35,21 @@ def _ops(ctx, a, b, pt):
         yield "rescale", lambda: a.rescale()
 
 
+def _model_and_meta(ctx, params, threads: int, device: Optional[str]) -> tuple[str, dict, str]:
+    """Return the device model of a context's figures, the params recorded with them, and the note's device text."""
+    meta = {"log_n": params.log_n, "levels": ctx.max_level, "threads": ctx.threads, "device": ctx.device}
+    if ctx.device == "cpu":
+        return device or f"cpu-{threads}t", meta, ""
+    where = f" on {ctx.device}"
+    if ctx.device == "cuda":
+        from ember import _ember
+        meta["gpu"] = _ember.cuda_info()["description"]
+        where += f" ({meta['gpu']})"
+    return device or f"{ctx.device}-{ctx.threads}t", meta, where
+
+
 def measure(params, threads: int = 1, levels: Optional[Iterable[int]] = None, runs: int = 5,
-            progress: bool = True, device: Optional[str] = None) -> CostTable:
+            progress: bool = True, device: Optional[str] = None, backend: Optional[str] = None) -> CostTable:
     """Measure the operation kinds at each level and return the cost table.
 
     Parameters
@@ -50,7 +65,11 @@ def measure(params, threads: int = 1, levels: Optional[Iterable[int]] = None, ru
     progress : bool, optional
         Show a progress bar (default True).
     device : str, optional
-        The device model to record the figures under (default ``cpu-<threads>t``).
+        The device model to record the figures under (default ``cpu-<threads>t``; on another `backend`,
+        ``<backend>-<threads>t``, e.g. ``cuda-1t``).
+    backend : str, optional
+        The device the Context runs on: "cpu", "cpu-guarded" or "cuda" (default: the ``EMBER_DEVICE``
+        environment variable, else "cpu"); recorded in the model's params ("device"; "gpu": the GPU's description).
 
     Returns
     -------
@@ -60,17 +79,19 @@ def measure(params, threads: int = 1, levels: Optional[Iterable[int]] = None, ru
     Raises
     ------
     ValueError
-        A level outside [0, max_level].
+        A level outside [0, max_level], or an unknown `backend`.
+    RuntimeError
+        When this build or this machine lacks the `backend` device (no CUDA backend, no GPU).
     """
     import ember
     from ember.graph import capture
-    ctx = ember.Context(params, threads=threads)
+    ctx = ember.Context(params, threads=threads, device=backend)
     keys = ctx.keygen(rotations=range(1, COUNTED["rotate_many"] + 1))
     levels = list(range(ctx.max_level + 1)) if levels is None else sorted(set(int(x) for x in levels))
     for l in levels:
         if not 0 <= l <= ctx.max_level:
             raise ValueError(f"level {l} outside [0, {ctx.max_level}]")
-    name = device or f"cpu-{threads}t"
+    name, meta, where = _model_and_meta(ctx, params, threads, device)
     table = CostTable()
     rng = np.random.default_rng(0)
     work = [(l, op, f) for l in levels for op, f in _ops_at(ctx, keys, l, rng)]
@@ -90,8 +111,8 @@ def measure(params, threads: int = 1, levels: Optional[Iterable[int]] = None, ru
             if not secs:
                 raise RuntimeError(f"internal: {op} recorded no node")
             table.set(name, op, l, float(np.median(secs)), "measured",
-                      f"measured by ember profile: median of {runs} runs, {threads} thread(s), shared VM (noisy)",
-                      {"log_n": params.log_n, "levels": ctx.max_level, "threads": threads})
+                      f"measured by ember profile{where}: median of {runs} runs, {threads} thread(s), shared VM (noisy)",
+                      meta)
             if bar:
                 bar.advance(task)
     finally:
@@ -109,7 +130,7 @@ def _ops_at(ctx, keys, level, rng):
 
 
 def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int = 1, device: Optional[str] = None,
-                          progress: bool = True) -> int:
+                          progress: bool = True, backend: Optional[str] = None) -> int:
     """Time the operations only circuits issue, from live bootstrappings, and add them to a table.
 
     The operations: the raised basis of the double-hoisted linear transforms (rotate_many_raised, mul_plain_sum,
@@ -133,9 +154,12 @@ def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int 
     runs : int, optional
         Bootstrappings timed after the warm-up (default 1).
     device : str, optional
-        The device model to add the entries to (default ``cpu-<threads>t``).
+        The device model to add the entries to (default ``cpu-<threads>t``, or ``<backend>-<threads>t`` as in
+        measure()).
     progress : bool, optional
         Show a progress bar (default True).
+    backend : str, optional
+        The device the Context runs on, as in measure() (default: ``EMBER_DEVICE``, else "cpu").
 
     Returns
     -------
@@ -145,8 +169,8 @@ def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int 
     import ember
     from ember.graph import capture
     from .costs import node_count
-    name = device or f"cpu-{threads}t"
-    ctx = ember.Context(params, threads=threads)
+    ctx = ember.Context(params, threads=threads, device=backend)
+    name, meta, where = _model_and_meta(ctx, params, threads, device)
     bar = None
     if progress:
         from rich.progress import Progress
@@ -177,8 +201,8 @@ def measure_bootstrapping(params, table: CostTable, threads: int = 2, runs: int 
         if n.seconds is None or n.op in known or n.op in ("drop_to_level",):
             continue
         groups.setdefault((n.op, n.level), []).append((node_count(n), float(n.seconds)))
-    note = (f"measured by ember profile: nodes of {runs} live bootstrapping(s), {threads} thread(s), shared VM (noisy)")
-    meta = {"log_n": params.log_n, "levels": ctx.max_level, "threads": threads}
+    note = (f"measured by ember profile{where}: nodes of {runs} live bootstrapping(s), {threads} thread(s), "
+            "shared VM (noisy)")
     added = 0
     for (op, level), xs in sorted(groups.items()):
         if op in COUNTED:
