@@ -207,6 +207,10 @@ NB_MODULE(_ember, m) {
         .def(nb::new_([](CkksParams p, int threads, const std::string& device) { return std::make_shared<ContextCore>(std::move(p), threads, device); }),
              "params"_a, "threads"_a = 1, "device"_a = "")
         .def_prop_ro("device", [](const ContextCore& c) { return std::string(c.ctx->ring()->backend().name()); })
+        .def("synchronize", [](const ContextCore& c) {
+            nb::gil_scoped_release r;
+            c.ctx->ring()->backend().synchronize();
+        })
         .def_prop_ro("params", [](const ContextCore& c) { return c.ctx->params(); })
         .def_prop_ro("slots", [](const ContextCore& c) { return c.ctx->slots(); })
         .def_prop_ro("max_level", [](const ContextCore& c) { return c.ctx->max_level(); })

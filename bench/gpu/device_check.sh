@@ -14,7 +14,8 @@
 #   memcheck   compute-sanitizer --tool memcheck on the device tests at N <= 2^10          -> memcheck.log
 #   racecheck  compute-sanitizer --tool racecheck on the shared-memory kernels (NTT, base
 #              conversion) at N <= 2^10                                                    -> racecheck.log
-#   bench      NTT forward / inverse, mul and dot at N = 2^16 over 24 and 384 limbs, and
+#   bench      NTT forward / inverse, mul, dot (3 digits) and ModUp base conversion at
+#              N = 2^16 over 24 and 384 limbs (the conversion: 24), and
 #              the device's copy bandwidth, one JSON object per line                       -> bench.jsonl
 #   backend-memcheck  compute-sanitizer --tool memcheck on the backend's operation tests
 #              (pool, transfers, caches; after the bench, so it is the step cut short)     -> backend-memcheck.log

@@ -84,6 +84,16 @@ Op& Op::in(const Ciphertext& c) {
     if (!on_) return *this;
     ev_.in.push_back(ref_of(c));
     if (!c.c0.empty() && !c.c0.ring().backend().holds_data()) ev_.symbolic = true;
+    if (!c.c0.empty() && !device_) {
+        Backend& be = c.c0.ring().backend();
+        if (!be.host_addressable() && be.holds_data()) {
+            // A device queues kernels and returns: the operation's time runs from an empty queue to the end of its
+            // own work (finish() waits too), not from the call to the return.
+            device_ = &be;
+            be.synchronize();
+            t0_ = now_ns();
+        }
+    }
     return *this;
 }
 
@@ -105,7 +115,10 @@ Op& Op::arg(const char* name, long long v) {
     return *this;
 }
 
-void Op::finish() { done_ = true; }
+void Op::finish() {
+    if (device_) device_->synchronize();
+    done_ = true;
+}
 
 Ciphertext Op::out(Ciphertext c) {
     if (!on_) return c;

@@ -82,6 +82,7 @@ private:
     bool done_ = false;
     Event ev_;
     trace::Counts* prev_sink_ = nullptr;
+    Backend* device_ = nullptr;  // the inputs' backend when it queues work (a GPU): waited for around the timing
     std::uint64_t t0_ = 0;
 };
 

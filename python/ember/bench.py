@@ -41,14 +41,16 @@ def _precision(err: float) -> float:
     return float(-np.log2(max(err, 2.0 ** -60)))
 
 
-def _time(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
-    """Call fn `warmup` times, then time `runs` calls; return the times in ms."""
+def _time(fn: Callable[[], object], runs: int, warmup: int = 1, sync: Callable[[], None] = lambda: None) -> list[float]:
+    """Call fn `warmup` times, then time `runs` calls, each until sync() returns (a device's queue drained); in ms."""
     for _ in range(warmup):
         fn()
+    sync()
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
         fn()
+        sync()
         out.append((time.perf_counter() - t0) * 1e3)
     return out
 
@@ -138,7 +140,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
                         insecure=insecure)
     ctx = Context(params, threads=threads, device=device)
-    rec["device"] = ctx.device
+    rec["device"] = rec["backend"] = ctx.device
     rec["path"], rec["kernel_paths"] = kernel_paths(list(params.q_primes) + list(params.p_primes))
     rotations = [1] if op == "rotate" else list(range(1, hoisted + 1)) if op in ("rotate_many", "rotate_sum") else []
     if op == "inner_sum":
@@ -173,7 +175,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         fn = lambda: cx.rotate_many(steps)  # noqa: E731
         check = lambda r: np.concatenate([c.decrypt(keys.secret).real - np.roll(x, -s) for c, s in zip(r, steps)])  # noqa: E731
         rec["rotations"] = hoisted
-    ms = _time(fn, runs)
+    ms = _time(fn, runs, sync=ctx.synchronize)
     err = float(np.abs(check(fn())).max())
     rec.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms), precision_bits=round(_precision(err), 2),
                log_qp=round(params.log_qp, 1), special_primes=len(params.p_primes))

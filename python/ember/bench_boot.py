@@ -123,8 +123,10 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
             step(f"bootstrap {r}/{runs} ({name})")
             x = input_shape(name, n, rng)
             ct = ctx.encrypt(x, keys.public, level=0)
+            ctx.synchronize()
             t0 = time.perf_counter()
             out = ct.bootstrap(iterations=iterations)
+            ctx.synchronize()
             dt = (time.perf_counter() - t0) * 1e3
             if r == 0 and name == inputs[0]:
                 first_ms = dt  # the warm-up: the first bootstrap also faults in its working memory

@@ -800,6 +800,15 @@ class Context:
     device = property(lambda self: self._core.device,
                       doc='The device its polynomials live on: "cpu", "cpu-guarded" or "cuda" ("symbolic" for graph capture).')
 
+    def synchronize(self) -> None:
+        """Wait until every operation queued on the context's device has finished.
+
+        Operations on a GPU (device "cuda") return once their kernels are queued; a result's values are read back
+        (decrypt, to_bytes, to) only after its kernels, so this matters for timing alone. On the CPU it returns at
+        once.
+        """
+        self._core.synchronize()
+
     def scale_at(self, level: int) -> float:
         """Return the canonical scale of a level.
 
