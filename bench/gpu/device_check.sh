@@ -11,6 +11,7 @@
 #   tests      the device tests: every kernel against the CPU backend, bit for bit         -> tests.log, tests.json
 #   backend    the CUDA backend (make_backend("cuda")): every Backend operation against the
 #              CPU backend, and CKKS add / mul / rotate on both, byte for byte              -> backend.log, backend.json
+#   suite      the whole C++ test suite (ember_tests) on the CUDA backend: EMBER_DEVICE=cuda    -> suite.log, suite.json
 #   memcheck   compute-sanitizer --tool memcheck on the device tests at N <= 2^10          -> memcheck.log
 #   racecheck  compute-sanitizer --tool racecheck on the shared-memory kernels (NTT, base
 #              conversion) at N <= 2^10                                                    -> racecheck.log
@@ -109,7 +110,7 @@ else
     # nvcc is often not on PATH; CMake looks in /usr/local/cuda too
     if step configure 60 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_TESTS=ON \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH"; then
-        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench
+        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench ember_tests
     else
         skip build "configure failed"
     fi
@@ -148,6 +149,15 @@ if [[ -x $BIN/ember_cuda_backend_tests ]]; then
     fi
 else
     skip backend "no ember_cuda_backend_tests binary"
+fi
+# The whole C++ suite with every Context on the GPU (ember_tests registers the CUDA backend when built with it; its
+# correctness checks are against float64, GMP and the CPU backend, so they hold unchanged on another device).
+SUITE=$BUILD/tests/cpp/ember_tests
+[[ -x $SUITE ]] || SUITE=build/cuda-dev/tests/cpp/ember_tests
+if [[ -x $SUITE ]]; then
+    step suite 150 env EMBER_DEVICE=cuda "$SUITE" --gtest_brief=1 --gtest_output="json:$OUT/suite.json"
+else
+    skip suite "no ember_tests binary"
 fi
 if [[ -x $BIN/ember_cuda_bench ]]; then
     step bench 90 "$BIN/ember_cuda_bench" --log-n 16 --limbs 24 --reps 20
