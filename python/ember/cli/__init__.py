@@ -70,12 +70,13 @@ class _progress:
 def _bench(args) -> int:
     """Run `ember bench OP` / `boot` / `all` (or hand `dist` on); return the exit status."""
     from .. import bench
+    from .devices import device_unavailable
 
     if args.op == "dist":
         return _bench_dist(args)
     ops = bench.OPS if args.op == "all" else [args.op]
     try:
-        why = _device_error(args.device)
+        why = device_unavailable(args.device)
     except ValueError as e:  # an unknown $EMBER_DEVICE
         why = str(e)
     if why:
@@ -103,11 +104,12 @@ def _bench(args) -> int:
                 rec = bench_mul(log_n=args.log_n, log_q=args.log_q, log_p=args.log_p, threads=_or(args.threads, 2),
                                 runs=_or(args.runs, 10), breakdown=args.breakdown, insecure=args.insecure)
             else:
+                # --log-q, --log-p, --breakdown are heaan-mul's: `all` gives them to it alone, another op refuses them
+                heaan = {} if args.op == "all" else dict(log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown)
                 rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, _op_levels(args)), dnum=_or(args.dnum, 3),
                                 threads=_or(args.threads, 2), runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
                                 first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
-                                insecure=args.insecure, log_q=args.log_q, log_p=args.log_p, breakdown=args.breakdown,
-                                count=args.count, radix=args.radix, device=args.device)
+                                insecure=args.insecure, count=args.count, radix=args.radix, device=args.device, **heaan)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -155,24 +157,6 @@ def _bench_dist(args) -> int:
         print(f"ember bench dist: {e}", file=sys.stderr)
         return 2
     return 0
-
-
-def _device_error(device) -> str | None:
-    """Return why the Context device `device` (None: $EMBER_DEVICE, else cpu) cannot run here, or None if it can.
-
-    Only "cuda" can be missing: from the build (a wheel has no CUDA backend) or from the machine (no GPU).
-    An unknown name raises ValueError (from $EMBER_DEVICE; --device has choices).
-    """
-    from .. import _ember
-    if (device or _ember.default_device()) != "cuda":
-        return None
-    c = _ember.cuda_info()
-    if not c["built"]:
-        return ("device 'cuda': this build of Ember has no CUDA backend (wheels are CPU only; build one with "
-                "`pip install . -Ccmake.define.EMBER_CUDA=ON`)")
-    if c["devices"] == 0:
-        return "device 'cuda': no CUDA GPU found (no NVIDIA GPU or driver visible to the CUDA runtime)"
-    return None
 
 
 def _cuda_section() -> dict:

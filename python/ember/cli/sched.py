@@ -163,8 +163,8 @@ def _profile(args) -> int:
     """Run `ember profile`; return the exit status."""
     import ember
     from ..sched.profile import measure
-    from . import _device_error
-    why = _device_error(args.device)
+    from .devices import device_unavailable
+    why = device_unavailable(args.device)
     if why:
         raise ValueError(why)
     levels = args.levels
