@@ -7,17 +7,23 @@
 # log to OUTDIR as it runs, so that a run cut short still leaves what it did:
 #   info       nvidia-smi, nvcc, cmake, compute-sanitizer versions                        -> info.log
 #   configure  cmake -DEMBER_CUDA=ON (sm_90: H100 / H200; EMBER_CUDA_ARCH to change)     -> configure.log
-#   build      ember_cuda_tests, ember_cuda_backend_tests and ember_cuda_bench, -j$JOBS (16) -> build.log
+#   build      ember_cuda_tests, ember_cuda_backend_tests, ember_cuda_heaan_tests and ember_cuda_bench,
+#              -j$JOBS (16)                                                                 -> build.log
 #   tests      the device tests: every kernel against the CPU backend, bit for bit         -> tests.log, tests.json
 #   backend    the CUDA backend (make_backend("cuda")): every Backend operation against the
 #              CPU backend, and CKKS add / mul / rotate on both, byte for byte              -> backend.log, backend.json
+#   heaan      HEAAN's product on the GPU (CRT, iCRT, CRT -> NTT -> pointwise -> iNTT -> iCRT at
+#              N = 2^12 and 2^16, logQ 1200) against the CPU's heaan::multiply, word for word -> heaan.log, heaan.json
 #   suite      the whole C++ test suite (ember_tests) on the CUDA backend: EMBER_DEVICE=cuda    -> suite.log, suite.json
 #   memcheck   compute-sanitizer --tool memcheck on the device tests at N <= 2^10          -> memcheck.log
 #   racecheck  compute-sanitizer --tool racecheck on the shared-memory kernels (NTT, base
 #              conversion) at N <= 2^10                                                    -> racecheck.log
 #   bench      NTT forward / inverse, mul, dot (3 digits) and ModUp base conversion at
-#              N = 2^16 over 24 and 384 limbs (the conversion: 24), and
-#              the device's copy bandwidth, one JSON object per line                       -> bench.jsonl
+#              N = 2^16 over 24 and 384 limbs (the conversion: 24), the
+#              device's copy bandwidth, and HEAAN's product at N = 2^16, logQ 1200 per
+#              function (heaan_crt, heaan_ntt, heaan_pointwise, heaan_intt, heaan_icrt,
+#              heaan_product) and the kernels of one HE Mul (heaan_he_mul), one JSON
+#              object per line                                                             -> bench.jsonl
 #   backend-memcheck  compute-sanitizer --tool memcheck on the backend's operation tests
 #              (pool, transfers, caches; after the bench, so it is the step cut short)     -> backend-memcheck.log
 # and OUTDIR/steps.jsonl (one line per step: name, exit status, seconds), OUTDIR/summary.txt. The exit status is
@@ -25,7 +31,7 @@
 #
 # Without cmake, a compiler or GTest on the GPU machine: build here and carry the binaries (they link the CUDA
 # runtime statically and need only the driver):
-#     cmake -S . -B build/cuda-dev -DEMBER_CUDA=ON && cmake --build build/cuda-dev --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench
+#     cmake -S . -B build/cuda-dev -DEMBER_CUDA=ON && cmake --build build/cuda-dev --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_heaan_tests ember_cuda_bench
 #     EMBER_CUDA_BUILD=build/cuda-dev EMBER_CUDA_SKIP_BUILD=1 bash bench/gpu/device_check.sh OUTDIR
 set -uo pipefail
 
@@ -110,7 +116,7 @@ else
     # nvcc is often not on PATH; CMake looks in /usr/local/cuda too
     if step configure 60 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_TESTS=ON \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH"; then
-        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_bench ember_tests
+        step build 240 cmake --build "$BUILD" -j"$JOBS" --target ember_cuda_tests ember_cuda_backend_tests ember_cuda_heaan_tests ember_cuda_bench ember_tests
     else
         skip build "configure failed"
     fi
@@ -149,6 +155,15 @@ if [[ -x $BIN/ember_cuda_backend_tests ]]; then
     fi
 else
     skip backend "no ember_cuda_backend_tests binary"
+fi
+if [[ -x $BIN/ember_cuda_heaan_tests ]]; then
+    step heaan 120 "$BIN/ember_cuda_heaan_tests" --gtest_output="json:$OUT/heaan.json"
+    if grep -q "SKIPPED \]" "$OUT/heaan.log" 2>/dev/null; then
+        note "heaan: SKIPPED (the program saw no CUDA device: no GPU was checked)"
+        ((FIRST_FAIL == 0)) && FIRST_FAIL=3
+    fi
+else
+    skip heaan "no ember_cuda_heaan_tests binary"
 fi
 # The whole C++ suite with every Context on the GPU (ember_tests registers the CUDA backend when built with it; its
 # correctness checks are against float64, GMP and the CPU backend, so they hold unchanged on another device).

@@ -6,4 +6,5 @@
 #include "backend/cuda/ntt_impl.cuh"           // the NTT kernels (ntt_rounds.hpp)
 #include "backend/cuda/elementwise_impl.cuh"   // element-wise kernels, dot, permutations (arith.hpp)
 #include "backend/cuda/base_convert_impl.cuh"  // fast base conversion (base_convert_phases.hpp)
+#include "backend/cuda/heaan_impl.cuh"         // HEAAN's CRT, iCRT and product (heaan_phases.hpp)
 #include "backend/cuda/backend_impl.cuh"       // CudaBackend (backend.hpp) and register_cuda_backend

@@ -11,12 +11,17 @@
 //
 // Every kernel gives the CPU backend's results bit for bit: the arithmetic is backend/cuda/arith.hpp's,
 // ntt_rounds.hpp's and base_convert_phases.hpp's, which the host tests (tests/cpp/test_cuda_arith.cpp) compare with
-// the CPU backend; tests/cuda compares the kernels themselves on a GPU.
+// the CPU backend; tests/cuda compares the kernels themselves on a GPU. The HEAAN product's CRT and iCRT
+// (heaan_phases.hpp) are compared with heaan::CrtBasis the same way (tests/cpp/test_cuda_heaan.cpp,
+// tests/cuda/test_cuda_heaan.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -24,6 +29,7 @@
 
 #include "backend/cuda/arith.hpp"
 #include "backend/cuda/base_convert_phases.hpp"
+#include "backend/cuda/heaan_phases.hpp"
 #include "backend/cuda/ntt_rounds.hpp"
 #include "math/modarith.hpp"
 #include "math/ntt.hpp"
@@ -223,6 +229,66 @@ private:
 /// takes n words of scratch from the pool, freed in stream order.
 void base_convert(const DeviceBaseConverter& conv, std::span<const u64* const> in, std::span<u64* const> out,
                   std::size_t n, bool centered);
+
+// ---- HEAAN (non-RNS) polynomial products (heaan_impl.cuh) ----------------------------------------------------
+// Paper 000's product of big-integer polynomials (heaan/crt.hpp: CRT -> NTT per prime -> pointwise -> iNTT -> iCRT)
+// on the device, bit for bit the CPU's (the arithmetic is heaan_phases.hpp's; the NTT and the products are the
+// launchers above). Big-integer polynomials are BigPoly's layout in device memory (n x words_for_bits(bits) words,
+// coefficient-major, values in [0, 2^bits)); residue rows are the CPU's RnsPolys layout (np rows of n words, row j at
+// rows + j n). Queued like the other launchers.
+
+/// A heaan::CrtBasis's tables on the device: the CRT constants and every prime's NTT tables (from the pool, built
+/// with copies from host memory, as DeviceNttTables), and the iCRT constants of each np asked for (built on first
+/// use, then kept). The basis must outlive this object.
+class DeviceCrtBasis {
+public:
+    explicit DeviceCrtBasis(const heaan::CrtBasis& basis);
+    const heaan::CrtBasis& basis() const { return *basis_; }
+    std::size_t n() const { return basis_->n(); }
+    const HeaanCrtTable& crt_table() const { return crt_; }
+    /// The iCRT constants of the first np primes (thread-safe).
+    const HeaanIcrtTable& icrt_table(std::size_t np) const;
+    /// The NTT tables and the moduli of the first np primes.
+    std::span<const DeviceNttTables* const> ntt_tables(std::size_t np) const;
+    std::span<const Modulus> moduli(std::size_t np) const;
+
+private:
+    struct Icrt {
+        PoolBlock mem;
+        HeaanIcrtTable table;
+    };
+    void check_np(std::size_t np, const char* op) const;
+
+    const heaan::CrtBasis* basis_;
+    PoolBlock crt_mem_;
+    HeaanCrtTable crt_;
+    std::vector<std::unique_ptr<DeviceNttTables>> ntt_owned_;
+    std::vector<const DeviceNttTables*> ntt_;
+    std::vector<Modulus> mods_;
+    mutable std::mutex mu_;
+    mutable std::map<std::size_t, std::unique_ptr<Icrt>> icrt_;
+};
+
+/// CRT (Algo 1) of a polynomial of in_bits-bit coefficients (`words` words each) into np residue rows: the CPU's
+/// CrtBasis::crt(in, words, in_bits, np, rows, 0, n, centered). One thread per residue. [heaan_crt]
+void heaan_crt(const DeviceCrtBasis& B, const u64* in, std::size_t words, int in_bits, std::size_t np, u64* rows,
+               bool centered);
+/// iCRT (Algo 6) of np residue rows into out (n x words_for_bits(out_bits) words): round(c / 2^shift) mod
+/// 2^out_bits, the CPU's CrtBasis::icrt (shift + out_bits <= log2 P). One thread per coefficient. [heaan_icrt]
+void heaan_icrt(const DeviceCrtBasis& B, const u64* rows, std::size_t np, int shift, int out_bits, u64* out);
+/// Forward / inverse NTT of the np rows of each polynomial in `polys` (the CPU's ntt_rows / intt_rows): one batch of
+/// ntt_forward / ntt_inverse over all their rows. [heaan_ntt / heaan_intt]
+void heaan_ntt(const DeviceCrtBasis& B, std::span<u64* const> polys, std::size_t np, bool inverse);
+/// out = a * b row by row (np rows mod their primes; out may alias a or b): the CPU's vec_mul per prime.
+void heaan_pointwise_mul(const DeviceCrtBasis& B, u64* out, const u64* a, const u64* b, std::size_t np);
+/// The primes heaan::multiply takes for a product of a_bits- and b_bits-bit polynomials:
+/// primes_for(a_bits + b_bits + log2 N).
+std::size_t heaan_product_primes(const heaan::CrtBasis& B, int a_bits, int b_bits);
+/// out = round(a b / 2^shift) mod 2^out_bits in Z[X]/(X^N + 1) over np primes: CRT of a and b (centered: read as
+/// signed, as HE Mul's region 1), NTT, pointwise product, iNTT, iCRT -- heaan::multiply's product (centered = false,
+/// np = heaan_product_primes) word for word. Scratch: 2 np N words from the pool, freed in stream order.
+void heaan_multiply(const DeviceCrtBasis& B, const u64* a, int a_bits, const u64* b, int b_bits, std::size_t np, int shift,
+                    int out_bits, u64* out, bool centered = false);
 
 // ---- measurement -----------------------------------------------------------------------------------------------
 
