@@ -42,7 +42,7 @@ def main():
         g.output(four_squares(*cts[:4]), "y")
         for i, c in enumerate(cts[:4]):
             g.input(c, f"x{i}")                                          # (name values after the graph saw them)
-    inputs = {v: cts[int(g.names[v][1:])] for v in g.sources}          # source value id -> its ciphertext
+    inputs = {f"x{i}": c for i, c in enumerate(cts[:4])}                # each input by its name (or value id)
     platform = sched.load_platform("dask:2:1e9")                         # 2 workers, 1 GB/s between them
     plan = sched.schedule_graph(g, platform, sched.default_costs(g, platform), "heft")
 

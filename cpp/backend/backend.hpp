@@ -92,7 +92,16 @@ public:
     /// out conv.to().size() limbs; coefficient form in and out. centered: exact centered conversion
     /// (ModDown, Rescale), else the plain one with a multiple of the source modulus (ModUp).
     virtual void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) = 0;
+    /// Balanced digits in base B = 2^digit_bits (2 <= digit_bits <= 30) of the centered coefficients v in (-q/2, q/2]
+    /// of the one limb `in` (n words modulo mod, coefficient form): out[d][i] = r_d mod q, with r_d in [-B/2, B/2)
+    /// and v = sum_d r_d B^d over d < out.size() (the gadget decomposition of BV key switching). The caller gives
+    /// enough digits to reach every v: ceil((bit_width(q) - 1) / digit_bits) + 1 do. The default moves the limb to
+    /// the host and the digits back (signed_digits_host); the CPU and CUDA backends compute them in place.
+    virtual void signed_digits(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t n, int digit_bits);
 };
+
+/// signed_digits on host memory, for coefficients [begin, end) (the reference the backends' kernels match).
+void signed_digits_host(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t begin, std::size_t end, int digit_bits);
 
 /// The CPU backend with `threads` threads (AVX-512 / IFMA picked at run time).
 std::shared_ptr<Backend> make_cpu_backend(int threads);

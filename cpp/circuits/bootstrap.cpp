@@ -63,7 +63,7 @@ void check_config(const BootstrapConfig& cfg) {
     if (cfg.message_ratio_bits != 0 && (cfg.message_ratio_bits < 2 || cfg.message_ratio_bits > 40))
         bad("message_ratio_bits must be 0 (automatic) or in [2, 40]");
     if (cfg.ephemeral_weight < 0) bad("ephemeral_weight must be >= 0");
-    if (cfg.encaps_digit_bits < 1 || cfg.encaps_digit_bits > 30) bad("encaps_digit_bits must be in [1, 30]");
+    if (cfg.encaps_digit_bits < 2 || cfg.encaps_digit_bits > 30) bad("encaps_digit_bits must be in [2, 30]");
     if (cfg.cts_levels < 1 || cfg.stc_levels < 1) bad("cts_levels and stc_levels must be >= 1");
     if (cfg.arcsin && (cfg.arcsin_degree < 3 || cfg.arcsin_degree > 63 || cfg.arcsin_degree % 2 == 0))
         bad("arcsin_degree must be odd, in [3, 63]");

@@ -194,7 +194,8 @@ std::shared_ptr<SwitchingKey> Context::gen_switching_key(const SecretKey& from, 
 std::shared_ptr<DigitSwitchingKey> Context::gen_digit_switching_key(const SecretKey& from, const SecretKey& to, int digit_bits) const {
     check_owned("generate a digit switching key", "secret key", from.s);
     check_owned("generate a digit switching key", "secret key", to.s);
-    if (digit_bits < 1 || digit_bits > 30) fail("gen_digit_switching_key", "digit_bits must be in [1, 30], got " + std::to_string(digit_bits));
+    // (base 2 has no balanced digits for positive values: {-1, 0} never reaches +1)
+    if (digit_bits < 2 || digit_bits > 30) fail("gen_digit_switching_key", "digit_bits must be in [2, 30], got " + std::to_string(digit_bits));
     const std::size_t N = params_.n();
     // Both secrets over q0 alone (evaluation form: limb 0 of the QP polynomials).
     Poly s0(ring_, 1, Basis::Q, Form::Eval, /*secret=*/true), t0(ring_, 1, Basis::Q, Form::Eval, /*secret=*/true);

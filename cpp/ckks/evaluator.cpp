@@ -3,6 +3,7 @@
 #include "ckks/op_record.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -644,7 +645,16 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
     if (key.q_limbs() != 1 || a.c0.q_limbs() != 1)
         cannot("key_switch", "digit switching keys work over q0 alone: the key has " + std::to_string(key.q_limbs()) + " primes, the ciphertext " +
                                  std::to_string(a.c0.q_limbs()));
-    if (key.digit_bits < 1 || key.digit_bits > 30) cannot("key_switch", "digit_bits must be in [1, 30], got " + std::to_string(key.digit_bits));
+    if (key.digit_bits < 2 || key.digit_bits > 30) cannot("key_switch", "digit_bits must be in [2, 30], got " + std::to_string(key.digit_bits));
+    {
+        // enough balanced digits for every centered coefficient |v| <= q0 / 2 < 2^(b - 1): after k digits with
+        // B^k >= 2^(b - 1) the rest is in {-1, 0, 1}, and one more digit takes it (B >= 4)
+        const std::size_t b = static_cast<std::size_t>(std::bit_width(ctx_->ring()->mod(0).q));
+        const std::size_t need = (b - 1 + static_cast<std::size_t>(key.digit_bits) - 1) / static_cast<std::size_t>(key.digit_bits) + 1;
+        if (key.parts.size() < need)
+            cannot("key_switch", "the digit switching key has " + std::to_string(key.parts.size()) + " parts; q0 in base 2^" +
+                                     std::to_string(key.digit_bits) + " needs " + std::to_string(need));
+    }
     oprec::Op rec("key_switch_digits");
     rec.in(a).arg("digits", static_cast<long long>(key.parts.size()));
     // Balanced digits of c1 in base B = 2^digit_bits, each times the key's part: c0 + sum d_i b_i, sum d_i a_i.
@@ -653,31 +663,22 @@ Ciphertext Evaluator::key_switch(const Ciphertext& a, const DigitSwitchingKey& k
     poly_to_coeff(c1);
     Poly c0 = a.c0;
     const Modulus& m = ring.mod(0);
-    const std::int64_t B = std::int64_t(1) << key.digit_bits, half = B / 2;
     const std::size_t N = ring.n(), D = key.parts.size();
-    std::vector<std::int64_t> rest(N);
-    const HostLimbs c1h = std::as_const(c1).host(0, 1);
-    for (std::size_t i = 0; i < N; ++i) {
-        const u64 v = c1h.limb(0)[i];
-        rest[i] = v > m.q / 2 ? static_cast<std::int64_t>(v) - static_cast<std::int64_t>(m.q) : static_cast<std::int64_t>(v);
+    // the digits on the backend (a device keeps c1 where it is)
+    std::vector<Poly> digits;
+    std::vector<u64*> out;
+    digits.reserve(D);
+    for (std::size_t d = 0; d < D; ++d) {
+        digits.push_back(Poly::uninitialized(ctx_->ring(), 1, Basis::Q, Form::Coeff));
+        out.push_back(digits.back().limb(0));
     }
+    ring.backend().signed_digits(out, c1.limb(0), m, N, key.digit_bits);
     Poly v(ctx_->ring(), 1, Basis::Q, Form::Eval);
     for (std::size_t d = 0; d < D; ++d) {
-        Poly digit = Poly::uninitialized(ctx_->ring(), 1, Basis::Q, Form::Coeff);
-        HostLimbs dh = digit.host(0, 1, /*fetch=*/false);
-        for (std::size_t i = 0; i < N; ++i) {
-            std::int64_t r = ((rest[i] % B) + B) % B;
-            if (r >= half) r -= B;
-            rest[i] = (rest[i] - r) / B;
-            dh.limb(0)[i] = m.from_signed(r);
-        }
-        dh.commit();
-        poly_to_eval(digit);
-        poly_mul_add(c0, digit, key.parts[d].first);
-        poly_mul_add(v, digit, key.parts[d].second);
+        poly_to_eval(digits[d]);
+        poly_mul_add(c0, digits[d], key.parts[d].first);
+        poly_mul_add(v, digits[d], key.parts[d].second);
     }
-    for (std::size_t i = 0; i < N; ++i)
-        if (rest[i] != 0) cannot("key_switch", "the digit switching key has too few parts for q0 in base 2^" + std::to_string(key.digit_bits));
     Ciphertext r;
     r.c0 = std::move(c0);
     r.c1 = std::move(v);

@@ -154,7 +154,7 @@ std::string CkksParams::describe() const {
        << ", dnum=" << dnum;
     if (!boot_bits.empty()) os << ", bootstrapping levels=" << boot_bits.size();
     os << ", special primes=" << p_primes.size() << ", log2(QP)=" << (finalized() ? log_qp() : 0.0)
-       << ", secret=" << (secret == SecretDist::Ternary ? "ternary" : "hamming(" + std::to_string(hamming_weight) + ")")
+       << ", secret=" << (secret == SecretDist::Ternary ? "ternary" : "sparse(" + std::to_string(hamming_weight) + ")")
        << (insecure ? ", insecure" : "") << ")";
     return os.str();
 }

@@ -1,5 +1,7 @@
 #include "ring/poly.hpp"
 
+#include "trace/trace.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -94,7 +96,11 @@ HostLimbs::HostLimbs(const Poly& p, std::size_t first, std::size_t count, bool f
         return;
     }
     staged_.resize(count_ * n_);
-    if (fetch && count_) backend_->download(staged_.data(), device_, count_ * n_);
+    if (fetch && count_) {
+        trace::Scope s("download");  // host transfers show in traces: on a device they belong to setup, not to evaluation
+        backend_->download(staged_.data(), device_, count_ * n_);
+        if (s.on()) s.c.bytes_read = s.c.bytes_written = count_ * n_ * sizeof(u64);
+    }
     base_ = staged_.data();
 }
 
@@ -112,7 +118,11 @@ HostLimbs::~HostLimbs() {
 
 void HostLimbs::commit() {
     if (!writable_) throw std::logic_error("HostLimbs::commit: read-only host view of a const polynomial");
-    if (base_ != device_ && count_) backend_->upload(device_, base_, count_ * n_);
+    if (base_ != device_ && count_) {
+        trace::Scope s("upload");
+        backend_->upload(device_, base_, count_ * n_);
+        if (s.on()) s.c.bytes_read = s.c.bytes_written = count_ * n_ * sizeof(u64);
+    }
 }
 
 std::vector<LimbRef> Poly::refs(std::size_t first, std::size_t count) {

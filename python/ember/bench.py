@@ -91,11 +91,12 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     progress : object, optional
         Unused.
     log_q : int, optional
-        Unused (heaan-mul's; accepted so that the command line passes the same arguments to every op).
+        heaan-mul's (ember.heaan.bench_mul), which this function does not time: only the default, 1200, is
+        accepted.
     log_p : int, optional
-        Unused, as `log_q`.
+        heaan-mul's, as `log_q`: only the default, 30, is accepted.
     breakdown : bool, optional
-        Unused, as `log_q`.
+        heaan-mul's, as `log_q`: only the default, False, is accepted.
     count : int, optional
         inner_sum: slots summed (a power of two). Default 256.
     radix : int, optional
@@ -115,8 +116,8 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     Raises
     ------
     ValueError
-        For an unknown op or device, "heaan-mul", ntt / intt on a device other than the CPU, or an invalid
-        parameter set.
+        For an unknown op or device, "heaan-mul", a value of log_q, log_p or breakdown other than its default
+        (they apply to heaan-mul only), ntt / intt on a device other than the CPU, or an invalid parameter set.
     RuntimeError
         When this build or this machine lacks the device (no CUDA backend, no GPU).
     """
@@ -124,6 +125,9 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         raise ValueError(f"unknown op {op!r}; choose from {', '.join(OPS)}")
     if op == "heaan-mul":  # the non-RNS HEAAN scheme of paper 000: ember.heaan.bench_mul (which uses this module)
         raise ValueError("heaan-mul is timed by ember.heaan.bench_mul (`ember bench heaan-mul`), not ember.bench.run")
+    for name, value, default in (("log_q", log_q, 1200), ("log_p", log_p, 30), ("breakdown", breakdown, False)):
+        if value != default:  # heaan-mul's: no other op would use it
+            raise ValueError(f"{name}={value!r} applies to heaan-mul only, not to {op} (its default is {default!r})")
     rec = dict(op=op, log_n=log_n, levels=levels, dnum=dnum, threads=threads, backend="cpu", device="cpu", runs=runs,
                simd=_ember.cpu_features()["path"])
     if op in ("ntt", "intt"):

@@ -16,7 +16,7 @@ class LinearTransform:
     """A plaintext matrix applied to ciphertexts, by diagonals with baby-step giant-step.
 
     `diagonals` maps k to the vector diag_k[i] = M[i][(i + k) % n]; from_matrix() extracts them.
-    The transform is encoded for ciphertexts of `slots` slots at `level` (default: the top) and returns
+    The transform is encoded for ciphertexts of `slots` slots at `level` (default: a fresh ciphertext's) and returns
     M x at level - 1, on the canonical scale of that level. apply(hoisted=True) is MAD's double-hoisted path
     (one ModUp for all baby steps, one ModDown per giant step, the last merged with the rescale:
     Evaluator::rotate_many_raised, mul_plain_sum, mod_down, mod_down_rescale); hoisted=False is the unhoisted
@@ -32,8 +32,8 @@ class LinearTransform:
     slots : int, optional
         Slots of the ciphertexts it applies to. Default: the length of the first diagonal.
     level : int, optional
-        Level of the ciphertexts it applies to (it consumes one). Default: ``ctx.max_level``, the top of the
-        chain, which is the level of fresh ciphertexts unless the parameters have bootstrapping levels.
+        Level of the ciphertexts it applies to (it consumes one). Default: ``ctx.user_level``, the level of fresh
+        ciphertexts (below ``ctx.max_level`` when the parameters have bootstrapping levels).
     n1 : int, optional
         Baby steps of the baby-step giant-step split; 0 (the default) lets the library choose.
 
@@ -49,7 +49,7 @@ class LinearTransform:
             raise ValueError("LinearTransform: no diagonals")
         diags = {int(k): np.ascontiguousarray(v, dtype=np.complex128) for k, v in diagonals.items()}
         slots = len(next(iter(diags.values()))) if slots is None else int(slots)
-        level = ctx.max_level if level is None else int(level)
+        level = ctx.user_level if level is None else int(level)
         self._ctx = ctx
         self._core = _ember.LinearTransformCore(_ember.context_of(ctx._core), {k: list(v) for k, v in diags.items()},
                                                 slots, level, n1)
@@ -66,7 +66,7 @@ class LinearTransform:
         matrix : array_like
             An n x n matrix (real or complex); the transform applies to ciphertexts of n slots.
         level : int, optional
-            Level of the ciphertexts it applies to (default: ``ctx.max_level``, as in the constructor).
+            Level of the ciphertexts it applies to (default: ``ctx.user_level``, as in the constructor).
         n1 : int, optional
             Baby steps; 0 (the default) lets the library choose.
         tol : float, optional

@@ -54,10 +54,11 @@ class CkksParams:
     dnum : int, optional
         Digits of hybrid key switching (alpha = ceil((L+1)/dnum) primes per digit), in [1, L + 1]. The special
         primes P follow from it: the fewest primes with log P >= the largest digit + 16 bits. Default 3.
-    secret : {"ternary", "hamming"}, optional
-        "ternary" (uniform in {-1, 0, 1}; the default) or "hamming" (exactly `hamming_weight` nonzeros).
+    secret : {"ternary", "sparse"}, optional
+        "ternary" (uniform in {-1, 0, 1}; the default) or "sparse" (exactly `hamming_weight` nonzeros; "hamming"
+        is accepted as another name for it).
     hamming_weight : int, optional
-        Weight of a "hamming" secret, in [1, N] (below 64 only with `insecure`); ignored for "ternary".
+        Weight of a "sparse" secret, in [1, N] (below 64 only with `insecure`); ignored for "ternary".
     sigma : float, optional
         Standard deviation of the error distribution, in (0, 100). Default 3.2.
     insecure : bool, optional
@@ -77,8 +78,9 @@ class CkksParams:
                  insecure: bool = False, special_mod_bits: int = 0):
         p = _ember.ParamsCore()
         p.log_n, p.levels, p.log_scale, p.first_mod_bits, p.dnum = log_n, levels, log_scale, first_mod_bits, dnum
-        if secret not in ("ternary", "hamming"):
-            raise ValueError(f"CkksParams: secret must be 'ternary' or 'hamming', got {secret!r}")
+        if secret not in ("ternary", "sparse", "hamming"):
+            raise ValueError(f"CkksParams: secret must be 'ternary' or 'sparse' ('hamming' is another name for "
+                             f"'sparse'), got {secret!r}")
         p.secret = _ember.SecretDist.ternary if secret == "ternary" else _ember.SecretDist.hamming
         p.hamming_weight, p.sigma, p.insecure, p.special_mod_bits = hamming_weight, sigma, insecure, special_mod_bits
         p.finalize()
@@ -129,7 +131,7 @@ class CkksParams:
         secret : {"ternary", "sparse"}, optional
             "ternary" (uniform, the HE-standard 128-bit bound on log QP applies; the default) or "sparse"
             (Hamming weight `hamming_weight`; a 128-bit estimate is known only for log_n = 16,
-            h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set).
+            h >= 192, log QP <= 1550, after Lattigo's N16QP1546H192 set); "hamming" is another name for "sparse".
         hamming_weight : int, optional
             Weight of a "sparse" secret (default 192); ignored for "ternary".
         dnum : int, optional
@@ -175,12 +177,13 @@ class CkksParams:
                 raise ValueError(f"CkksParams.bootstrappable: unknown option {k!r}")
             setattr(cfg, k, v)
         cfg = cfg.resolved(int(log_n))  # the automatic message ratio for this slot count
-        if secret not in ("ternary", "sparse"):
-            raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse', got {secret!r}")
+        if secret not in ("ternary", "sparse", "hamming"):
+            raise ValueError(f"CkksParams.bootstrappable: secret must be 'ternary' or 'sparse' ('hamming' is another "
+                             f"name for 'sparse'), got {secret!r}")
         core = _ember.bootstrappable_params(int(log_n), int(levels), int(log_scale), cfg, dnum=int(dnum),
                                             stc_bits=int(stc_bits), cts_bits=int(cts_bits), insecure=bool(insecure),
                                             special_bits=int(special_bits), first_mod_bits=int(first_mod_bits),
-                                            hamming_weight=int(hamming_weight) if secret == "sparse" else 0)
+                                            hamming_weight=int(hamming_weight) if secret != "ternary" else 0)
         self = cls.__new__(cls)
         object.__setattr__(self, "_core", core)
         object.__setattr__(self, "bootstrap_config", cfg)
@@ -281,8 +284,8 @@ class CkksParams:
 
     @property
     def secret(self) -> str:
-        """The secret distribution: "ternary" or "hamming" (a "sparse" bootstrappable set reports "hamming")."""
-        return "ternary" if self._core.secret == _ember.SecretDist.ternary else "hamming"
+        """The secret distribution: "ternary" or "sparse" (weight ``hamming_weight``; also when made as "hamming")."""
+        return "ternary" if self._core.secret == _ember.SecretDist.ternary else "sparse"
 
     def to_dict(self) -> dict:
         """Summarise the set for records and reports.

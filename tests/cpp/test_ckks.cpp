@@ -790,6 +790,11 @@ TEST(Ckks, KeySwitchOfACiphertextAndDigitKeys) {
     // at level 0 the error is the BV noise times the digits: still far below the scale
     EXPECT_LT(max_err(e.ctx->decrypt(sw, *sparse), x), 1e-3);
     expect_invalid([&] { e.ev->key_switch(e.enc(x), *to_sparse); }, {"q0"});
+    // too few digits for q0 is refused before any work (it used to depend on the data); base 2 has no balanced digits
+    DigitSwitchingKey short_key = *to_sparse;
+    short_key.parts.resize(short_key.parts.size() - 2);
+    expect_invalid([&] { e.ev->key_switch(low, short_key); }, {"digit switching key has", "needs"});
+    expect_invalid([&] { (void)e.ctx->gen_digit_switching_key(*e.keys.secret, *sparse, 1); }, {"digit_bits must be in [2, 30]"});
 }
 
 TEST(CkksMisuse, OperandsOfAnotherContextOrKeySetAreNamed) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -82,6 +83,41 @@ TEST(CudaArith, WideProductsMatchInt128) {
     ref += ~u64(0);
     EXPECT_EQ(acc.lo, static_cast<u64>(ref));
     EXPECT_EQ(acc.hi, static_cast<u64>(ref >> 64));
+}
+
+// Balanced digits: the kernels' step (arith.hpp) against the backends' reference (signed_digits_host), and both
+// against the definition (the digits rebuild the centered value, each in [-B/2, B/2)).
+TEST(CudaArith, SignedDigitsMatchTheReferenceAndRebuildTheValue) {
+    std::mt19937_64 rng(12);
+    for (int bits : {30, 50, 60, 61}) {
+        const u64 q = ntt_primes_near(bits, 1, 2 * 64).at(0);
+        const Modulus mod(q);
+        std::vector<u64> v = {0, 1, 2, q - 1, q - 2, q / 2, q / 2 + 1, q / 2 - 1};
+        std::uniform_int_distribution<u64> d(0, q - 1);
+        while (v.size() < 200) v.push_back(d(rng));
+        for (int w = 2; w <= 30; ++w) {
+            const std::size_t D = (static_cast<std::size_t>(std::bit_width(q)) - 1 + w - 1) / w + 1;  // the evaluator's bound
+            std::vector<std::vector<u64>> ref(D, std::vector<u64>(v.size()));
+            std::vector<u64*> ptr;
+            for (auto& r : ref) ptr.push_back(r.data());
+            signed_digits_host(ptr, v.data(), mod, 0, v.size(), w);
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                long long rest = cuda::centered_of(v[i], q);
+                const __int128 value = rest;
+                __int128 rebuilt = 0, pw = 1;
+                for (std::size_t k = 0; k < D; ++k) {
+                    const u64 digit = cuda::signed_digit_step(rest, w, q);
+                    ASSERT_EQ(digit, ref[k][i]) << "q " << bits << " bits, w " << w << ", value " << v[i] << ", digit " << k;
+                    const long long r = digit > q / 2 ? static_cast<long long>(digit) - static_cast<long long>(q) : static_cast<long long>(digit);
+                    ASSERT_TRUE(r >= -(1LL << (w - 1)) && r < (1LL << (w - 1))) << r;
+                    rebuilt += static_cast<__int128>(r) * pw;
+                    pw <<= w;
+                }
+                ASSERT_EQ(rest, 0) << "q " << bits << " bits, w " << w << ", value " << v[i] << ": digits left over";
+                ASSERT_TRUE(rebuilt == value) << "q " << bits << " bits, w " << w << ", value " << v[i];
+            }
+        }
+    }
 }
 
 TEST(CudaArith, ReductionsMatchInt128) {

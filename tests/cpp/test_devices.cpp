@@ -18,8 +18,10 @@
 #include "backend/backend.hpp"
 #include "ckks/context.hpp"
 #include "ckks/evaluator.hpp"
+#include "circuits/bootstrap.hpp"
 #include "io/serialize.hpp"
 #include "math/primes.hpp"
+#include "trace/trace.hpp"
 #include "test_util.hpp"
 
 namespace ember {
@@ -91,7 +93,7 @@ TEST(Devices, NamesAndRefusals) {
 }
 
 TEST(GuardedDeathTest, HostReadOfPolynomialMemoryDies) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    GTEST_FLAG_SET(death_test_style, "fast");  // fork without exec: also under qemu-user, where a re-exec fails
     auto be = make_backend("cpu-guarded", 1);
     u64* p = be->allocate(1024, true);
     // the words are there for the kernels and transfers ...
@@ -162,6 +164,54 @@ TEST(Guarded, WholeOperationsGiveTheCpuBytes) {
                   return z;
               }()),
               1e-5);
+}
+
+// On a device, polynomials stay in device memory: host transfers (traced as "upload" / "download" by Poly::host)
+// belong to encoding, encryption, decryption, key generation and serialisation, never to evaluation. Checked on
+// the guarded mode, which stages every host access as a GPU does, over products, rotations, rescaling and a whole
+// bootstrapping (after one warm-up of each, which may build lazy tables).
+TEST(Guarded, EvaluationMovesNoDataBetweenHostAndDevice) {
+    BootstrapConfig cfg;
+    cfg.slots = 8;
+    auto ctx = std::make_shared<Context>(bootstrappable_params(12, 2, 40, cfg, 0, 50, 56, /*insecure=*/true), 1,
+                                         make_backend("cpu-guarded", 1));
+    const auto sk = ctx->gen_secret_key();
+    const auto pk = ctx->gen_public_key(*sk);
+    const auto rlk = ctx->gen_relin_key(*sk);
+    const auto gk = ctx->gen_galois_keys(*sk, {1}, /*conjugation=*/true);
+    const Bootstrapper bt(ctx, cfg);
+    const BootstrapKeys bkeys = bt.gen_keys(*sk);
+    const Evaluator ev(ctx);
+    std::mt19937_64 rng(3);
+    const cvec z = random_slots(8, rng);
+    const std::size_t top = ctx->user_level();
+    const Ciphertext x = ctx->encrypt(ctx->encode(z, ctx->scale_at(top), top), *pk);
+    const Ciphertext x0 = ctx->encrypt(ctx->encode(z, ctx->scale_at(0), 0), *pk);
+    auto evaluate = [&] {
+        const Ciphertext p = ev.mul(x, x, *rlk);
+        const Ciphertext r = ev.rotate(p, 1, *gk);
+        const Ciphertext c = ev.conjugate(ev.add(r, x), *gk);
+        return bt.bootstrap(x0, bkeys).level() + c.level();
+    };
+    (void)evaluate();  // warm-up
+    trace::enable();
+    trace::reset();
+    (void)evaluate();
+    const auto snap = trace::snapshot();
+    trace::disable();
+    for (const char* k : {"upload", "download"}) {
+        const auto it = snap.find(k);
+        EXPECT_TRUE(it == snap.end()) << k << ": " << (it == snap.end() ? 0 : it->second.calls) << " calls, "
+                                      << (it == snap.end() ? 0 : it->second.bytes_read) << " bytes during evaluation";
+    }
+    EXPECT_GT(snap.at("ntt_forward").calls, 0u);  // the trace saw the evaluation
+    // and the transfers are traced where they belong: decryption downloads
+    trace::enable();
+    trace::reset();
+    (void)ctx->decrypt(x, *sk);
+    const auto dec = trace::snapshot();
+    trace::disable();
+    EXPECT_GT(dec.count("download"), 0u);
 }
 
 }  // namespace

@@ -277,6 +277,45 @@ TEST_F(CudaBackendTest, CachesFollowReplacedHostObjects) {
     }
 }
 
+// BV key switching's balanced digits, on random and edge residues of 50- and 60-bit primes, base 2^2 .. 2^30.
+TEST_F(CudaBackendTest, SignedDigitsMatchCpu) {
+    std::mt19937_64 rng(41);
+    for (int bits : {50, 60}) {
+        const u64 q = ntt_primes_near(bits, 1, 2 * 4096).at(0);
+        const Modulus mod(q);
+        const std::size_t n = 4096;
+        std::vector<u64> v(n);
+        std::uniform_int_distribution<u64> d(0, q - 1);
+        for (std::size_t i = 0; i < n; ++i) v[i] = d(rng);
+        const u64 edges[] = {0, 1, 2, q - 1, q - 2, q / 2, q / 2 + 1, q / 2 - 1};
+        for (std::size_t i = 0; i < std::size(edges); ++i) v[i] = edges[i];
+        for (int w : {2, 3, 4, 16, 30}) {
+            const std::size_t D = (static_cast<std::size_t>(bits) + w - 1) / w + 1;
+            u64* cin = cpu->allocate(n, false);
+            u64* gin = gpu->allocate(n, false);
+            cpu->upload(cin, v.data(), n);
+            gpu->upload(gin, v.data(), n);
+            std::vector<u64*> co, go;
+            for (std::size_t k = 0; k < D; ++k) {
+                co.push_back(cpu->allocate(n, false));
+                go.push_back(gpu->allocate(n, false));
+            }
+            cpu->signed_digits(co, cin, mod, n, w);
+            gpu->signed_digits(go, gin, mod, n, w);
+            std::vector<u64> a(n), b(n);
+            for (std::size_t k = 0; k < D; ++k) {
+                cpu->download(a.data(), co[k], n);
+                gpu->download(b.data(), go[k], n);
+                ASSERT_EQ(a, b) << "q " << bits << " bits, base 2^" << w << ", digit " << k;
+                cpu->release(co[k], n, false);
+                gpu->release(go[k], n, false);
+            }
+            cpu->release(cin, n, false);
+            gpu->release(gin, n, false);
+        }
+    }
+}
+
 TEST_F(CudaBackendTest, MemoryTransfersAndWipe) {
     const std::size_t words = 3000;
     u64* p = gpu->allocate(words, true);

@@ -310,6 +310,26 @@ def test_helr_graph_counts_match_app(log_n, samples, ciphertexts, lanes):
     assert len(g.outputs) == 1
 
 
+def test_helr_expected_counts_hold_with_and_without_momentum():
+    """helr_expected took a `momentum` flag it never used (any value gave the same counts): the flag is gone, and
+    the counts are those of the captured cycle both from t = 0 (eta_0 = 0: the first iteration has no momentum
+    terms) and from t = 2 (the steady state): the momentum adds products by constants and additions only."""
+    import inspect
+
+    from ember.apps import graphs
+    from ember.apps.logreg import Packing
+    assert list(inspect.signature(graphs.helr_expected).parameters) == ["packing"]
+    pk = Packing(1 << 12, 256, 96)
+    e = graphs.helr_expected(pk)
+    for start in (0, 2):
+        g = graphs.helr(log_n=13, samples=96, insecure=True, start=start)
+        it = g.meta["helr"]["iterations"]
+        d = _helr_minus_bootstrap(g, 13)
+        assert (d["rotate"], d["rotate_many"], d["mul"], d["mul_sum"], d["conjugate"]) == (
+            it * e["rotations_per_iteration"], it * e["rotate_many_per_iteration"], it * e["products_per_iteration"],
+            it * e["product_sums_per_iteration"], it * e["conjugations_per_iteration"] + e["unpack_conjugations"]), start
+
+
 def test_helr_graph_errors():
     from ember.apps import graphs
     with pytest.raises(ValueError, match="levels"):

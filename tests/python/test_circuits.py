@@ -66,6 +66,27 @@ def test_linear_transform_baby_steps_and_keys(env):
         lt.apply(ctx.encrypt(np.zeros(32), keys.public))
 
 
+def test_linear_transform_default_level_is_a_fresh_ciphertexts():
+    """With bootstrapping levels above user_level, the default level was max_level: a transform built with the
+    defaults refused every fresh ciphertext (encoded for level max_level). It is now user_level, the level of a
+    fresh ciphertext (max_level when the parameters have no bootstrapping levels), for both constructors."""
+    ctx = ember.Context(ember.CkksParams.bootstrappable(log_n=10, levels=3, insecure=True), threads=1)
+    assert ctx.user_level < ctx.max_level
+    m = np.eye(16)[::-1] * 0.5
+    lt = ember.LinearTransform.from_matrix(ctx, m)
+    assert lt.level == ember.LinearTransform(ctx, {0: np.ones(16)}).level == ctx.user_level
+    keys = ctx.keygen(rotations=lt.rotations)
+    x = np.linspace(-1, 1, 16)
+    ct = ctx.encrypt(x, keys.public)
+    y = lt(ct)
+    assert y.level == ct.level - 1 and bits(ctx.decrypt(y, keys.secret), m @ x) >= BOUND
+    # another level is still a choice, and a mismatch is an error naming both levels
+    top = ember.LinearTransform.from_matrix(ctx, m, level=ctx.max_level)
+    with pytest.raises(ValueError, match=f"ciphertext at level {ctx.user_level}, the transform was encoded for "
+                                         f"level {ctx.max_level}"):
+        top(ct)
+
+
 @pytest.mark.parametrize("degree", [1, 2, 3, 7, 8, 15, 31, 63])
 def test_chebyshev_matches_numpy(env, degree):
     ctx = env

@@ -67,6 +67,19 @@ def test_bench_levels_follow_the_ring():
     assert rec["log_qp"] <= ember.max_log_qp_128(14) and rec["precision_bits"] > 20
 
 
+def test_bench_refuses_heaan_mul_options_for_other_ops(capsys):
+    """log_q, log_p and breakdown are heaan-mul's: ember.bench.run refuses a value other than the default for the
+    ops it times, naming the parameter (before, it ignored them), and so does `ember bench OP` with the flag."""
+    from ember import bench
+    from ember.cli import main
+    for kw in (dict(log_q=600), dict(log_p=40), dict(breakdown=True)):
+        (name, value), = kw.items()
+        with pytest.raises(ValueError, match=f"{name}={value} applies to heaan-mul only, not to mul"):
+            bench.run("mul", log_n=12, levels=3, insecure=True, **kw)
+    assert main(["bench", "ntt", "--log-n", "12", "--runs", "1", "--breakdown"]) == 2
+    assert "breakdown=True applies to heaan-mul only, not to ntt" in capsys.readouterr().err
+
+
 def test_bench_dist_at_log_n_14(capsys):
     """Issue 26, defect 5: `ember bench dist --log-n 14` failed the same way; now batch and lr run at the most
     levels the bound allows there (5 at the 40-bit scale used below N = 2^16), and every output is within the

@@ -36,6 +36,23 @@ def test_invalid_parameters_name_the_parameter(kw, word):
         ember.CkksParams(**kw)
 
 
+def test_sparse_secret_has_one_name():
+    """The fixed-Hamming-weight secret is "sparse" wherever users see it -- the property, to_dict and repr (they
+    said "hamming", while bootstrappable, the CLI and the docs say "sparse") --; "hamming" stays accepted as
+    another name for it, by both constructors, and an unknown name is refused naming both."""
+    small = dict(log_n=12, levels=2, log_scale=30, first_mod_bits=40, hamming_weight=64, insecure=True)
+    for secret in ("sparse", "hamming"):
+        p = ember.CkksParams(secret=secret, **small)
+        assert p.secret == p.to_dict()["secret"] == "sparse" and "secret=sparse(64)" in repr(p)
+        assert p.recipe()["secret"] == secret and ember.CkksParams.from_recipe(p.recipe()).secret == "sparse"
+        b = ember.CkksParams.bootstrappable(log_n=10, levels=2, secret=secret, hamming_weight=64, insecure=True)
+        assert b.secret == "sparse" and b.hamming_weight == 64 and "secret=sparse(64)" in repr(b)
+    t = ember.CkksParams(**{**small, "hamming_weight": 0})
+    assert t.secret == "ternary" and "secret=ternary" in repr(t)
+    with pytest.raises(ValueError, match="secret must be 'ternary' or 'sparse'.*got 'gaussian'"):
+        ember.CkksParams(secret="gaussian")
+
+
 def test_special_primes_follow_dnum():
     for dnum in (1, 2, 3, 4):
         p = ember.CkksParams(log_n=13, levels=5, log_scale=30, first_mod_bits=40, dnum=dnum, insecure=True)

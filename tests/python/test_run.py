@@ -341,6 +341,32 @@ def test_pool_runs_a_graph_placed_by_heft(setup, pool):
     assert len(rec["tasks"]) == len(g.nodes) and rec["tasks"][0]["op"] == "mul"
 
 
+def test_run_graph_takes_inputs_by_name(setup, pool):
+    """run_graph's dict of inputs is keyed by the names given to graph.input(x, name) (before: value ids only, so a
+    name was reported as a missing source); ids still work, and a name that is no input's is an error naming it
+    and the inputs' names."""
+    ctx, keys, xs, cts = setup
+    g = _graph(ctx, keys, cts)
+    for i, c in enumerate(cts[:4]):
+        g.input(c, f"x{i}")
+    g.names[g.outputs[0]] = "y0"
+    ids = {g.names[v]: v for v in g.sources}
+    by_name = pool.run_graph(g, {f"x{i}": c for i, c in enumerate(cts[:4])})
+    mixed = pool.run_graph(g, {"x0": cts[0], "x1": cts[1], ids["x2"]: cts[2], ids["x3"]: cts[3]})
+    for res in (by_name, mixed):
+        for x, o in zip(xs, res.outputs):
+            assert np.abs(ctx.decrypt(o, keys.secret) - (np.roll(x * x, -1) + x)).max() < BOUND
+    with pytest.raises(ValueError, match=r"input 'x9' is not the name of a source value of the graph \(no value has "
+                                         r"that name\); the named inputs are 'x0', 'x1', 'x2', 'x3'"):
+        pool.run_graph(g, {"x9": cts[0], "x1": cts[1], "x2": cts[2], "x3": cts[3]})
+    with pytest.raises(ValueError, match="input 'y0' is not the name of a source value .*which a node makes"):
+        pool.run_graph(g, {"y0": cts[0]})
+    with pytest.raises(ValueError, match=rf"source value {ids['x0']} \('x0'\) is given twice"):
+        pool.run_graph(g, {"x0": cts[0], ids["x0"]: cts[0], "x1": cts[1], "x2": cts[2], "x3": cts[3]})
+    with pytest.raises(ValueError, match=rf"no input given for source value\(s\) {ids['x3']} \('x3'\)"):
+        pool.run_graph(g, {"x0": cts[0], "x1": cts[1], "x2": cts[2]})
+
+
 def _pin_beyond(ex, setup):
     """A placement pinning node 1 to a worker the executor does not have is refused, naming both."""
     ctx, keys, xs, cts = setup

@@ -81,6 +81,57 @@ def test_cost_table_interpolation_and_errors():
         C.CostTable.from_dict({"format": "x"})
 
 
+def test_cost_table_has_agrees_with_seconds():
+    """has(device, op) is True exactly when seconds(device, op, level) returns a figure: before, it left out the
+    fallbacks seconds uses (a counted operation priced per item, mul_sum, drop_to_level, the parts of a split
+    rotate_many_raised), and it said True for a counted operation with one reference entry, where seconds failed
+    with a KeyError."""
+    t = C.CostTable()
+    t.set("d", "rotate", 3, 1.0)
+    t.set("d", "mul", 3, 2.0)
+    t.set("d", "mul_plain", 3, 0.5)
+    t.set("d", "linear_combination@1", 3, 1.0)  # one reference entry of a counted operation's line, not both
+    ops = ["rotate", "conjugate", "mul", "relinearize", "mul_plain", "mul_sum", "rotate_many", "rotate_many_raised",
+           "mod_up_digits", "rotate_raised_digits", "drop_to_level", "linear_combination", "add", "rescale", "nope"]
+    for op in ops:
+        try:
+            t.seconds("d", op, 3, 2)
+            figure = True
+        except ValueError:
+            figure = False
+        assert t.has("d", op) == figure, op
+    assert t.has("d", "rotate_many") and t.has("d", "mul_sum") and t.has("d", "drop_to_level")
+    assert not t.has("d", "add") and not t.has("d", "linear_combination")
+    with pytest.raises(ValueError, match="'linear_combination@1' and 'linear_combination@8'"):
+        t.seconds("d", "linear_combination", 3, 2)
+    with pytest.raises(ValueError, match="no costs for device 'x'"):
+        t.has("x", "rotate")
+
+
+def test_cost_table_set_on_an_existing_model_keeps_source_note_and_params_consistent():
+    """set() on an existing device model: before, its source, note and params were silently dropped. Now a
+    conflicting source or params is refused, naming both, and a new note is appended; equal values (from_dict,
+    modelled, the profiler's loops) pass."""
+    t = C.CostTable()
+    t.set("d", "add", 0, 1.0, "modelled", "sim", {"log_n": 12})
+    t.set("d", "add", 1, 1.5, "modelled", "sim", {"log_n": 12})
+    with pytest.raises(ValueError, match="device model 'd' is modelled: cannot set a measured figure"):
+        t.set("d", "mul", 0, 2.0)
+    with pytest.raises(ValueError, match=r"params \{'log_n': 12\}.*params \{'log_n': 13\}"):
+        t.set("d", "mul", 0, 2.0, "modelled", "sim", {"log_n": 13})
+    assert "mul" not in t.devices["d"]["ops"]
+    t.set("d", "mul", 0, 2.0, "modelled", "a second run")
+    assert t.source("d") == "modelled" and t.note("d") == "sim; a second run"
+    t.set("d", "mul", 1, 2.5, "modelled", "sim")
+    assert t.note("d") == "sim; a second run" and t.devices["d"]["params"] == {"log_n": 12}
+    back = C.CostTable.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert back.to_dict() == t.to_dict()
+    u = C.CostTable()
+    u.set("e", "add", 0, 1.0)
+    u.set("e", "mul", 0, 1.0, params={"log_n": 12})  # a model without params records the first given
+    assert u.devices["e"]["params"] == {"log_n": 12}
+
+
 def small_program(ctx, keys):
     x = ctx.encrypt(np.full(ctx.slots, 0.5), keys.public)
     y = x * x

@@ -172,6 +172,16 @@ public:
         }
     }
 
+    void signed_digits(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t n, int digit_bits) override {
+        if (digit_bits < 2 || digit_bits > 30) throw std::invalid_argument("signed_digits: digit_bits must be in [2, 30], got " + std::to_string(digit_bits));
+        trace::Scope s("signed_digits");
+        pool_.parallel_range(n, 256, [&](std::size_t b, std::size_t e) { signed_digits_host(out, in, mod, b, e, digit_bits); });
+        if (s.on()) {
+            s.c.bytes_read = n * W;
+            s.c.bytes_written = n * W * out.size();
+        }
+    }
+
 private:
     /// Transforms every limb. Each thread claims its next limb before it starts on the current one and hands
     /// it to the kernel, which prefetches that limb into L2 while it computes (in a pipeline the limb was just

@@ -79,6 +79,17 @@ EMBER_HD inline u64 sub_mod(u64 a, u64 b, u64 q) { return csub(a + q - b, q); }
 /// -a mod q for a in [0, q).
 EMBER_HD inline u64 neg_mod(u64 a, u64 q) { return a != 0 ? q - a : 0; }
 
+// Balanced digits (Backend::signed_digits; backend.cpp's signed_digits_host is the reference): the centered value of
+// a residue, then one digit r in [-B/2, B/2) of B = 2^digit_bits at a time, as a residue mod q (|r| < q).
+EMBER_HD inline long long centered_of(u64 v, u64 q) { return v > q / 2 ? static_cast<long long>(v) - static_cast<long long>(q) : static_cast<long long>(v); }
+EMBER_HD inline u64 signed_digit_step(long long& rest, int digit_bits, u64 q) {
+    const long long B = 1LL << digit_bits;
+    long long r = rest & (B - 1);
+    if (r >= B / 2) r -= B;
+    rest = (rest - r) >> digit_bits;  // exact: rest - r is a multiple of B
+    return r >= 0 ? static_cast<u64>(r) : q - static_cast<u64>(-r);
+}
+
 /// a * w mod q in [0, 2q) for any a < 2^64, w < q and wp = floor(w 2^64 / q) (Shoup). The quotient estimate
 /// floor(a wp / 2^64) is the true quotient floor(a w / q) or one less, so a w - estimate * q, computed modulo 2^64,
 /// is the remainder or the remainder plus q.

@@ -287,6 +287,15 @@ public:
             count_io(s.c, out, 1, 1);
         }
     }
+    void signed_digits(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t n, int digit_bits) override {
+        trace::Scope s(settled("signed_digits"));
+        cuda::signed_digits(out, in, mod.q, n, digit_bits);
+        if (s.on()) {
+            stream_synchronize();
+            s.c.bytes_read = n * kWordBytes;
+            s.c.bytes_written = n * kWordBytes * out.size();
+        }
+    }
     void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) override {
         if (in.size() != conv.from().size() || out.size() != conv.to().size())
             throw std::invalid_argument("base_convert: limb counts do not match the converter");

@@ -69,6 +69,21 @@ void elementwise(const char* op, std::span<u64* const> out, std::span<const u64*
     }
 }
 
+// ---- balanced digits (BV key switching) --------------------------------------------------------------------------
+
+struct DigitOuts {
+    u64* out[kMaxSignedDigits];
+};
+
+__global__ void __launch_bounds__(kThreads) signed_digits_kernel(const __grid_constant__ DigitOuts d, unsigned count,
+                                                                 const u64* in, u64 q, std::size_t n, int digit_bits) {
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        long long rest = centered_of(in[i], q);
+        for (unsigned k = 0; k < count; ++k) d.out[k][i] = signed_digit_step(rest, digit_bits, q);
+    }
+}
+
 // ---- dot ---------------------------------------------------------------------------------------------------------
 
 constexpr std::size_t kDotLimbs = 32;  // output limbs per launch
@@ -239,6 +254,17 @@ void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& 
 void permute(std::span<u64* const> out, std::span<const u64* const> a, const std::uint32_t* perm, std::size_t n) {
     if (!perm) throw std::invalid_argument("cuda::permute: no permutation");
     permute_any(out, a, perm, 0, 0, n);
+}
+
+void signed_digits(std::span<u64* const> out, const u64* in, u64 q, std::size_t n, int digit_bits) {
+    if (out.size() > kMaxSignedDigits)
+        throw std::invalid_argument("cuda::signed_digits: " + std::to_string(out.size()) + " digits, at most " + std::to_string(kMaxSignedDigits));
+    if (digit_bits < 2 || digit_bits > 30) throw std::invalid_argument("cuda::signed_digits: digit_bits must be in [2, 30]");
+    if (out.empty() || n == 0) return;
+    DigitOuts d{};
+    for (std::size_t k = 0; k < out.size(); ++k) d.out[k] = out[k];
+    signed_digits_kernel<<<detail::grid_for(n, kThreads), kThreads>>>(d, static_cast<unsigned>(out.size()), in, q, n, digit_bits);
+    EMBER_CUDA_CHECK_LAUNCH();
 }
 
 void automorph(std::span<u64* const> out, std::span<const u64* const> a, std::uint64_t k, int log_n) {

@@ -209,6 +209,11 @@ void permute(std::span<u64* const> out, std::span<const u64* const> a, const std
 /// The same with the indices of X -> X^k computed in the kernel (arith.hpp's automorphism_index; no table).
 void automorph(std::span<u64* const> out, std::span<const u64* const> a, std::uint64_t k, int log_n);
 
+/// Backend::signed_digits: out[d][i] = digit d of the centered in[i] (arith.hpp's signed_digit_step), for up to
+/// kMaxSignedDigits digits, n coefficients modulo q (device pointers).
+void signed_digits(std::span<u64* const> out, const u64* in, u64 q, std::size_t n, int digit_bits);
+constexpr std::size_t kMaxSignedDigits = 64;
+
 // ---- base conversion -------------------------------------------------------------------------------------------
 
 /// A BaseConverter's constants on the device (from the pool; any number of source and target primes). Built with one

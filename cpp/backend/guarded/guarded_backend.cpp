@@ -196,6 +196,12 @@ public:
         in_->base_convert(conv, ti, to, n, centered);
     }
 
+    void signed_digits(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t n, int digit_bits) override {
+        std::vector<u64*> to;
+        for (u64* p : out) to.push_back(tr(p, n, "signed_digits"));
+        in_->signed_digits(to, tr(in, n, "signed_digits"), mod, n, digit_bits);
+    }
+
 private:
     struct Arena {
         std::uintptr_t guard = 0;

@@ -50,6 +50,7 @@ public:
     void sub_mul_const(Limbs, ConstLimbs, ConstLimbs, std::span<const MulConst>) override {}
     void permute(Limbs, ConstLimbs, std::uint64_t, const std::uint32_t*) override {}
     void base_convert(const BaseConverter&, ConstLimbs, std::span<u64* const>, std::size_t, bool) override {}
+    void signed_digits(std::span<u64* const>, const u64*, const Modulus&, std::size_t, int) override {}
 
 private:
     std::mutex mu_;

@@ -100,6 +100,37 @@ class RunResult:
         return {"tasks": tasks}
 
 
+def _by_value_id(graph, sources, inputs: dict) -> dict:
+    """Return run_graph's inputs keyed by value id: a name given to ``graph.input(x, name)`` becomes its value's id.
+
+    Raises ValueError for a name that names no source value (naming those that do), a name shared by several
+    source values, or a source value given twice (by its name and its id).
+    """
+    sources = set(sources)
+    named: dict[str, list[int]] = {}
+    for vid, name in sorted(graph.names.items()):
+        named.setdefault(name, []).append(vid)
+    out: dict = {}
+    for key, x in inputs.items():
+        vid = key
+        if isinstance(key, str):
+            vids = [v for v in named.get(key, []) if v in sources]
+            if not vids:
+                known = sorted(n for n, vs in named.items() if any(v in sources for v in vs))
+                what = (f"it names value(s) {named[key]}, which a node makes" if key in named
+                        else "no value has that name")
+                raise ValueError(f"run_graph: input {key!r} is not the name of a source value of the graph ({what}); "
+                                 f"the named inputs are {', '.join(map(repr, known)) or 'none'}")
+            if len(vids) > 1:
+                raise ValueError(f"run_graph: input {key!r} names several source values {vids}; key them by value id")
+            vid = vids[0]
+        if vid in out:
+            raise ValueError(f"run_graph: source value {vid} ({graph.names.get(vid)!r}) is given twice, by its name "
+                             "and by its id")
+        out[vid] = x
+    return out
+
+
 class Executor:
     """Base class of the executors.
 
@@ -185,8 +216,9 @@ class Executor:
         graph : ember.graph.Graph
             The graph (captured live or symbolically).
         inputs : dict or sequence
-            ``{value id: Ciphertext | Plaintext}`` for every source value of the graph (values no node made), or a
-            list of them in source-id order.
+            ``{name or value id: Ciphertext | Plaintext}`` for every source value of the graph (values no node
+            made), keyed by the name given to ``graph.input(x, name)`` or by the value id; or a list of them in
+            source-id order.
         schedule : ember.sched.Schedule, optional
             A schedule of this graph on K workers: each node is pinned to its device's worker (falling back to
             another if that one is lost). None (the default): the executor places the tasks.
@@ -202,14 +234,17 @@ class Executor:
         Raises
         ------
         ValueError
-            If `inputs` is a dict without some source value, or a node's operation cannot be executed from a
+            If `inputs` is a dict without some source value, with a name that is not the name of a source value,
+            or with a value given twice (by its name and its id), or a node's operation cannot be executed from a
             graph.
         """
         prog = Program.from_graph(graph)
         if isinstance(inputs, dict):
+            inputs = _by_value_id(graph, prog.source_values, inputs)
             missing = [v for v in prog.source_values if v not in inputs]
             if missing:
-                raise ValueError(f"run_graph: no input given for source value(s) {missing}")
+                raise ValueError("run_graph: no input given for source value(s) "
+                                 + ", ".join(f"{v} ({graph.names[v]!r})" if v in graph.names else str(v) for v in missing))
             inputs = [inputs[v] for v in prog.source_values]
         placement = None
         if schedule is not None:

@@ -73,7 +73,7 @@ class CostTable:
         seconds : float
             The cost, finite and >= 0.
         source : str, optional
-            "measured" (default), "modelled" or "profile-guided".
+            "measured" (default), "modelled" or "profile-guided"; for an existing device model, its own.
         note : str, optional
             How the figures were obtained.
         params : dict, optional
@@ -82,18 +82,33 @@ class CostTable:
         Raises
         ------
         ValueError
-            An unknown source, or seconds negative, NaN or infinite.
+            An unknown source, a source or params other than an existing device model's, or seconds negative,
+            NaN or infinite.
 
         Notes
         -----
-        `source`, `note` and `params` are recorded when the device model is new to the table; an existing one
-        keeps its own.
+        `source`, `note` and `params` are recorded when the device model is new to the table. For an existing
+        one, `source` must be its own (one source marks all of a model's figures), a new `note` is appended to
+        its note ("; "), and `params` are recorded when it has none, else must equal its own.
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         if not (seconds >= 0) or math.isinf(seconds):
             raise ValueError(f"cost of {op} at level {level} on {device} must be a finite number >= 0, got {seconds}")
-        d = self.devices.setdefault(device, {"source": source, "note": note, "params": dict(params or {}), "ops": {}})
+        d = self.devices.get(device)
+        if d is None:
+            d = self.devices[device] = {"source": source, "note": note, "params": dict(params or {}), "ops": {}}
+        else:
+            if source != d["source"]:
+                raise ValueError(f"device model {device!r} is {d['source']}: cannot set a {source} figure ({op} at "
+                                 f"level {level}) in it; pass source={d['source']!r} or use another device model")
+            if params and d["params"] and dict(params) != d["params"]:
+                raise ValueError(f"device model {device!r} has figures at params {d['params']}: cannot set one ({op} "
+                                 f"at level {level}) at params {dict(params)}; use another device model")
+            if params and not d["params"]:
+                d["params"] = dict(params)
+            if note and note != d.get("note") and note not in d.get("note", "").split("; "):
+                d["note"] = (d.get("note", "") + "; " if d.get("note") else "") + note
         d["ops"].setdefault(op, {})[int(level)] = float(seconds)
 
     def merge(self, other: "CostTable") -> "CostTable":
@@ -162,11 +177,11 @@ class CostTable:
         return self.devices[device]
 
     def has(self, device: str, op: str) -> bool:
-        """Return whether a device model has figures of its own for an operation kind.
+        """Return whether :meth:`seconds` has a figure for an operation kind on a device model.
 
-        Its own entry, its alias's (``ALIAS``) or a counted operation's reference entries; the fallbacks that
-        :meth:`seconds` also uses (``COUNTED_FALLBACK``, mul_sum, drop_to_level and the parts of a split
-        rotate_many_raised) are not counted.
+        Its own entry, its alias's (``ALIAS``), a counted operation's reference entries, or the fallbacks that
+        :meth:`seconds` uses (``COUNTED_FALLBACK``, mul_sum, drop_to_level and the parts of a split
+        rotate_many_raised): True exactly when :meth:`seconds` returns a figure rather than raising.
 
         Parameters
         ----------
@@ -185,8 +200,12 @@ class CostTable:
         ValueError
             The table has no such device model.
         """
-        ops = self._dev(device)["ops"]
-        return op in ops or ALIAS.get(op) in ops or f"{op}@1" in ops
+        self._dev(device)
+        try:
+            self.seconds(device, op, 0)  # the figure's existence does not depend on the level
+        except ValueError:
+            return False
+        return True
 
     def seconds(self, device: str, op: str, level: int, count: int = 1) -> float:
         """Return the seconds of an operation on a device model at a level.
@@ -218,7 +237,8 @@ class CostTable:
         Raises
         ------
         ValueError
-            The table has no such device model, or no figure for the operation.
+            The table has no such device model, or no figure for the operation (a counted operation: only one of
+            its two reference entries).
         """
         ops = self._dev(device)["ops"]
         if op in ("mod_up_digits", "rotate_raised_digits") and op not in ops:
@@ -227,8 +247,11 @@ class CostTable:
             one = self.seconds(device, "rotate_many_raised", level, 1)
             per = self.seconds(device, "rotate_many_raised", level, 2) - one
             return max(0.0, one - per) if op == "mod_up_digits" else per * count
-        if op in COUNTED and f"{op}@1" in ops:
+        if op in COUNTED and (f"{op}@1" in ops or f"{op}@{COUNTED[op]}" in ops):
             k = COUNTED[op]
+            if f"{op}@1" not in ops or f"{op}@{k}" not in ops:
+                raise ValueError(f"the line of {op!r} on device {device!r} needs both reference entries, "
+                                 f"'{op}@1' and '{op}@{k}'; the table has one")
             one = _interp(ops[f"{op}@1"], level)
             many = _interp(ops[f"{op}@{k}"], level)
             per = (many - one) / (k - 1)

@@ -623,21 +623,20 @@ class _Stop(Exception):
     """Ends train_encrypted after the iteration that bootstraps (raised from its progress callback)."""
 
 
-def helr_expected(packing, momentum: bool = True) -> dict:
+def helr_expected(packing) -> dict:
     """Return the app's own arithmetic for one cycle of train_encrypted at these levels.
 
     The plain iterations and the one that packs (v + i w) / B and bootstraps it (ember.apps.logreg's docstring:
     C log2 F + log2(F / Q) + log2 R rotations and Q - 1 hoisted per iteration; per inner-product ciphertext the
     product Z_c v, the sum S^2 + 3 conj(S)^2 as one mul_sum and the cubic's product, and the Q lanes' products as
     one mul_sum: 2C products and C + 1 product sums, 3C + 1 relinearizations where separate products took 4C + Q;
-    C + 1 conjugations per iteration and one more to unpack).
+    C + 1 conjugations per iteration and one more to unpack). The momentum (eta_t != 0) changes none of these
+    counts: its terms are products by constants and additions.
 
     Parameters
     ----------
     packing : Packing
         The layout.
-    momentum : bool, optional
-        Unused (default True).
 
     Returns
     -------
