@@ -19,6 +19,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/block_cache.hpp"
+#include "backend/kernel_counts.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "math/cpu_features.hpp"
 #include "math/vec_ops.hpp"
@@ -72,18 +73,18 @@ public:
     void ntt_forward(Limbs x) override {
         trace::Scope s("ntt_forward");
         transform<false>(x);
-        if (s.on()) count_ntt(s.c, x, false);
+        if (s.on()) counts::ntt(s.c, x, false);
     }
     void ntt_inverse(Limbs x) override {
         trace::Scope s("ntt_inverse");
         transform<true>(x);
-        if (s.on()) count_ntt(s.c, x, true);
+        if (s.on()) counts::ntt(s.c, x, true);
     }
     void ntt_inverse_from(Limbs out, ConstLimbs in) override {
         check(out, in.size(), "ntt_inverse_from");
         trace::Scope s("ntt_inverse");  // the same reads and writes as the in-place transform: the copy is fused
         transform<true>(out, in);
-        if (s.on()) count_ntt(s.c, out, true);
+        if (s.on()) counts::ntt(s.c, out, true);
     }
 
     void copy(Limbs out, ConstLimbs a) override {
@@ -92,7 +93,7 @@ public:
         pool_.parallel_for(out.size(), [&](std::size_t l) {
             if (out[l].data != a[l]) std::memcpy(out[l].data, a[l], n_of(out[l]) * W);
         });
-        if (s.on()) io(s.c, out, 1, 1);
+        if (s.on()) counts::io(s.c, out, 1, 1);
     }
     void add(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_add>("add", out, a, b, 0, 1, 2); }
     void sub(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_sub>("sub", out, a, b, 0, 1, 2); }
@@ -100,7 +101,7 @@ public:
         check(out, a.size(), "neg");
         trace::Scope s("neg");
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_neg(out[l].data, a[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 1, 1); }
+        if (s.on()) { s.c.mod_add = counts::elems(out); counts::io(s.c, out, 1, 1); }
     }
     void mul(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_mul>("mul", out, a, b, 1, 0, 2); }
     void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) override { binary<vec_mul_add>("mul_add", out, a, b, 1, 1, 3); }
@@ -119,9 +120,9 @@ public:
             vec_dot(out[l].data, A.data(), B.data(), terms, n, out[l].mod());
         });
         if (s.on()) {
-            s.c.mod_mul = terms * elems(out);
-            s.c.mod_add = (terms - 1) * elems(out);
-            io(s.c, out, static_cast<int>(2 * terms), 1);
+            s.c.mod_mul = terms * counts::elems(out);
+            s.c.mod_add = (terms - 1) * counts::elems(out);
+            counts::io(s.c, out, static_cast<int>(2 * terms), 1);
         }
     }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {
@@ -131,19 +132,19 @@ public:
             if (accumulate) vec_mul_const_add(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod());
             else vec_mul_const(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod());
         });
-        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = accumulate ? elems(out) : 0; io(s.c, out, accumulate ? 2 : 1, 1); }
+        if (s.on()) { s.c.mod_mul = counts::elems(out); s.c.mod_add = accumulate ? counts::elems(out) : 0; counts::io(s.c, out, accumulate ? 2 : 1, 1); }
     }
     void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override {
         check(out, a.size(), "add_const"); check(out, c.size(), "add_const");
         trace::Scope s("add_const");
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_add_const(out[l].data, a[l], c[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_add = elems(out); io(s.c, out, 1, 1); }
+        if (s.on()) { s.c.mod_add = counts::elems(out); counts::io(s.c, out, 1, 1); }
     }
     void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) override {
         check(out, a.size(), "sub_mul_const"); check(out, b.size(), "sub_mul_const"); check(out, c.size(), "sub_mul_const");
         trace::Scope s("sub_mul_const");
         pool_.parallel_for(out.size(), [&](std::size_t l) { vec_sub_mul_const(out[l].data, a[l], b[l], c[l], n_of(out[l]), out[l].mod()); });
-        if (s.on()) { s.c.mod_mul = elems(out); s.c.mod_add = elems(out); io(s.c, out, 2, 1); }
+        if (s.on()) { s.c.mod_mul = counts::elems(out); s.c.mod_add = counts::elems(out); counts::io(s.c, out, 2, 1); }
     }
     void permute(Limbs out, ConstLimbs a, std::uint64_t /*galois*/, const std::uint32_t* perm) override {
         check(out, a.size(), "permute");
@@ -155,7 +156,7 @@ public:
             u64* dst = out[l].data;
             for (std::size_t i = 0; i < n; ++i) dst[i] = src[perm[i]];
         });
-        if (s.on()) io(s.c, out, 1, 1);
+        if (s.on()) counts::io(s.c, out, 1, 1);
     }
     void base_convert(const BaseConverter& conv, ConstLimbs in, std::span<u64* const> out, std::size_t n, bool centered) override {
         if (in.size() != conv.from().size() || out.size() != conv.to().size())
@@ -224,9 +225,9 @@ private:
         trace::Scope s(op);
         pool_.parallel_for(out.size(), [&](std::size_t l) { Kernel(out[l].data, a[l], b[l], n_of(out[l]), out[l].mod()); });
         if (s.on()) {
-            s.c.mod_mul = static_cast<std::uint64_t>(muls) * elems(out);
-            s.c.mod_add = static_cast<std::uint64_t>(adds) * elems(out);
-            io(s.c, out, reads, 1);
+            s.c.mod_mul = static_cast<std::uint64_t>(muls) * counts::elems(out);
+            s.c.mod_add = static_cast<std::uint64_t>(adds) * counts::elems(out);
+            counts::io(s.c, out, reads, 1);
         }
     }
 
@@ -234,29 +235,6 @@ private:
     static void check(Limbs out, std::size_t m, const char* op) {
         if (out.size() != m) throw std::invalid_argument(std::string(op) + ": operand has " + std::to_string(m) + " limbs, output " + std::to_string(out.size()));
     }
-    static std::uint64_t elems(Limbs out) {
-        std::uint64_t e = 0;
-        for (auto& r : out) e += r.table->n;
-        return e;
-    }
-    static void io(trace::Counts& c, Limbs out, int reads, int writes) {
-        const std::uint64_t bytes = elems(out) * W;
-        c.bytes_read = bytes * reads;
-        c.bytes_written = bytes * writes;
-    }
-    // (N/2) log N butterflies, one product and two additions each, and the N^-1 scaling of the inverse
-    // (see ntt_mod_mul_count).
-    static void count_ntt(trace::Counts& c, Limbs x, bool inverse) {
-        for (auto& r : x) {
-            const std::uint64_t n = r.table->n, lg = static_cast<std::uint64_t>(r.table->log_n);
-            c.ntt += 1;
-            c.mod_mul += ntt_mod_mul_count(*r.table, inverse);
-            c.mod_add += n * lg;
-            c.bytes_read += n * W;
-            c.bytes_written += n * W;
-        }
-    }
-
     // Freed blocks kept for reuse (they count in the process's memory; see block_cache.hpp). 2 GiB: the
     // default bootstrapping at N = 2^16 peaks at 10.9 GiB (in key generation; the cache does not set it) and
     // faults no page after the first bootstrapping. EMBER_BLOCK_CACHE_MB in the environment sets another

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/kernel_counts.hpp"
 #include "backend/cuda/check.cuh"
 #include "backend/cuda/kernels.hpp"
 #include "backend/cuda/register.hpp"
@@ -77,29 +78,6 @@ OutLimbs out_limbs(Limbs out, const char* op) {
 void check_count(Limbs out, std::size_t m, const char* op) {
     if (out.size() != m)
         throw std::invalid_argument(std::string(op) + ": operand has " + std::to_string(m) + " limbs, output " + std::to_string(out.size()));
-}
-
-std::uint64_t elems(Limbs out) {
-    std::uint64_t e = 0;
-    for (const LimbRef& r : out) e += r.table->n;
-    return e;
-}
-
-void count_io(trace::Counts& c, Limbs out, int reads, int writes) {
-    const std::uint64_t bytes = elems(out) * kWordBytes;
-    c.bytes_read = bytes * static_cast<std::uint64_t>(reads);
-    c.bytes_written = bytes * static_cast<std::uint64_t>(writes);
-}
-
-void count_ntt(trace::Counts& c, Limbs x, bool inverse) {
-    for (const LimbRef& r : x) {
-        const std::uint64_t n = r.table->n, lg = static_cast<std::uint64_t>(r.table->log_n);
-        c.ntt += 1;
-        c.mod_mul += ntt_mod_mul_count(*r.table, inverse);
-        c.mod_add += n * lg;
-        c.bytes_read += n * kWordBytes;
-        c.bytes_written += n * kWordBytes;
-    }
 }
 
 class CudaBackend final : public Backend {
@@ -153,7 +131,7 @@ public:
         transform(x, false);
         if (s.on()) {
             stream_synchronize();
-            count_ntt(s.c, x, false);
+            counts::ntt(s.c, x, false);
         }
     }
     void ntt_inverse(Limbs x) override {
@@ -161,7 +139,7 @@ public:
         transform(x, true);
         if (s.on()) {
             stream_synchronize();
-            count_ntt(s.c, x, true);
+            counts::ntt(s.c, x, true);
         }
     }
     void ntt_inverse_from(Limbs out, ConstLimbs in) override {
@@ -172,7 +150,7 @@ public:
         transform(out, true);
         if (s.on()) {
             stream_synchronize();
-            count_ntt(s.c, out, true);
+            counts::ntt(s.c, out, true);
         }
     }
 
@@ -185,7 +163,7 @@ public:
             if (out[l].data != a[l]) copy_on_device(out[l].data, a[l], out[l].table->n * kWordBytes);
         if (s.on()) {
             stream_synchronize();
-            count_io(s.c, out, 1, 1);
+            counts::io(s.c, out, 1, 1);
         }
     }
     void add(Limbs out, ConstLimbs a, ConstLimbs b) override {
@@ -208,8 +186,8 @@ public:
         cuda::neg(o.ptr, a, o.mod, o.n);
         if (s.on()) {
             stream_synchronize();
-            s.c.mod_add = elems(out);
-            count_io(s.c, out, 1, 1);
+            s.c.mod_add = counts::elems(out);
+            counts::io(s.c, out, 1, 1);
         }
     }
     void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) override {
@@ -224,9 +202,9 @@ public:
         if (s.on()) {
             stream_synchronize();
             const std::uint64_t terms = a.size();
-            s.c.mod_mul = terms * elems(out);
-            s.c.mod_add = (terms - 1) * elems(out);
-            count_io(s.c, out, static_cast<int>(2 * terms), 1);
+            s.c.mod_mul = terms * counts::elems(out);
+            s.c.mod_add = (terms - 1) * counts::elems(out);
+            counts::io(s.c, out, static_cast<int>(2 * terms), 1);
         }
     }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {
@@ -237,9 +215,9 @@ public:
         cuda::mul_const(o.ptr, a, c, o.mod, o.n, accumulate);
         if (s.on()) {
             stream_synchronize();
-            s.c.mod_mul = elems(out);
-            s.c.mod_add = accumulate ? elems(out) : 0;
-            count_io(s.c, out, accumulate ? 2 : 1, 1);
+            s.c.mod_mul = counts::elems(out);
+            s.c.mod_add = accumulate ? counts::elems(out) : 0;
+            counts::io(s.c, out, accumulate ? 2 : 1, 1);
         }
     }
     void add_const(Limbs out, ConstLimbs a, std::span<const u64> c) override {
@@ -250,8 +228,8 @@ public:
         cuda::add_const(o.ptr, a, c, o.mod, o.n);
         if (s.on()) {
             stream_synchronize();
-            s.c.mod_add = elems(out);
-            count_io(s.c, out, 1, 1);
+            s.c.mod_add = counts::elems(out);
+            counts::io(s.c, out, 1, 1);
         }
     }
     void sub_mul_const(Limbs out, ConstLimbs a, ConstLimbs b, std::span<const MulConst> c) override {
@@ -263,9 +241,9 @@ public:
         cuda::sub_mul_const(o.ptr, a, b, c, o.mod, o.n);
         if (s.on()) {
             stream_synchronize();
-            s.c.mod_mul = elems(out);
-            s.c.mod_add = elems(out);
-            count_io(s.c, out, 2, 1);
+            s.c.mod_mul = counts::elems(out);
+            s.c.mod_add = counts::elems(out);
+            counts::io(s.c, out, 2, 1);
         }
     }
 
@@ -284,7 +262,7 @@ public:
         }
         if (s.on()) {
             stream_synchronize();
-            count_io(s.c, out, 1, 1);
+            counts::io(s.c, out, 1, 1);
         }
     }
     void signed_digits(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t n, int digit_bits) override {
@@ -322,9 +300,9 @@ private:
         launch(o, a, b);
         if (s.on()) {
             stream_synchronize();
-            s.c.mod_mul = static_cast<std::uint64_t>(muls) * elems(out);
-            s.c.mod_add = static_cast<std::uint64_t>(adds) * elems(out);
-            count_io(s.c, out, reads, 1);
+            s.c.mod_mul = static_cast<std::uint64_t>(muls) * counts::elems(out);
+            s.c.mod_add = static_cast<std::uint64_t>(adds) * counts::elems(out);
+            counts::io(s.c, out, reads, 1);
         }
     }
 
