@@ -375,6 +375,23 @@ NB_MODULE(_ember, m) {
     // cuda_info(): {"built": this extension has the CUDA backend, "devices": GPUs the driver reports (0 without a
     // GPU or a driver), "description": device 0's name, compute capability, SMs and memory ("" without one)}.
     // Never throws: a failure to describe the device leaves the description empty.
+    // cuda_memory(reset_peak): the CUDA backend's pool, {"reserved", "used", "peak"} in bytes (peak: the most in use at
+    // once since the last reset); reset_peak starts a new peak after reading. None without the CUDA backend or a GPU.
+    m.def("cuda_memory", [](bool reset_peak) -> nb::object {
+#ifdef EMBER_WITH_CUDA
+        if (ember::cuda::device_count() == 0) return nb::none();
+        const ember::cuda::PoolStats s = ember::cuda::pool_stats();
+        if (reset_peak) ember::cuda::reset_pool_peak();
+        nb::dict d;
+        d["reserved"] = s.reserved_bytes;
+        d["used"] = s.used_bytes;
+        d["peak"] = s.used_high_bytes;
+        return d;
+#else
+        (void)reset_peak;
+        return nb::none();
+#endif
+    }, "reset_peak"_a = false);
     m.def("cuda_info", []() {
         nb::dict d;
 #ifdef EMBER_WITH_CUDA

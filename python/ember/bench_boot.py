@@ -68,7 +68,8 @@ def run(log_n: int = 16, levels: int = 9, log_scale: int = 44, dnum: int = 0, th
     dict
         The record: timings (median_ms, min_ms, max_ms, first_ms: the warm-up), precision_bits and the worst bits
         per shape (inputs), levels_after, log_scale_after, log_q_after, key sizes, rotation_keys, setup_s,
-        keygen_s, peak_rss_mb, throughput (MAD's Eq. 3), the options in force, the parameters and the device.
+        keygen_s, peak_rss_mb, peak_device_mb (on a GPU: the most device memory in use at once; else None),
+        throughput (MAD's Eq. 3), the options in force, the parameters and the device.
 
     Raises
     ------
@@ -107,6 +108,7 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
     params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
                                        dnum=dnum, insecure=insecure, **options)
     ctx = Context(params, threads=threads, device=device)
+    _ember.cuda_memory(True)  # on a GPU: the peak from here (None elsewhere)
     step("linear transforms")
     t0 = time.perf_counter()
     boot = ctx.bootstrapper()
@@ -135,10 +137,11 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
             bits = precision(x, out.decrypt(keys.secret)).min_bits
             per_shape[name] = min(per_shape.get(name, 60.0), bits)
     info = ctx.bootstrap_key_info
+    gpu = _ember.cuda_memory(False) if ctx.device == "cuda" else None
     prec = min(per_shape.values())
     log_q_after = float(sum(np.log2(float(q)) for q in params.q_primes[: out.level + 1]))
     med_s = statistics.median(ms) / 1e3
-    return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend="cpu", device=ctx.device,
+    return dict(op="boot", log_n=log_n, levels=levels, dnum=params.dnum, threads=threads, backend=ctx.device, device=ctx.device,
                 runs=runs, median_ms=round(statistics.median(ms), 1), min_ms=round(min(ms), 1), max_ms=round(max(ms), 1),
                 first_ms=round(first_ms, 1),
                 precision_bits=round(prec, 2), inputs={k: round(v, 2) for k, v in per_shape.items()},
@@ -148,6 +151,8 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
                 special_primes=len(params.p_primes), bootstrapping_levels=len(params.boot_bits),
                 setup_s=round(setup_s, 2), keygen_s=round(keygen_s, 2),
                 peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                # on a GPU: the most device memory in use at once (tables, keys and the bootstrappings), in MiB
+                peak_device_mb=round(gpu["peak"] / 2**20, 1) if gpu else None,
                 # MAD's Eq. 3: slots x log Q after bootstrapping x precision / seconds
                 throughput=round(n * log_q_after * prec / med_s, 1),
                 options={k: bool(getattr(params.bootstrap_config, k)) for k in MAD_OPTIONS}

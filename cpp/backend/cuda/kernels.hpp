@@ -109,8 +109,11 @@ void pool_free(void* p) noexcept;
 struct PoolStats {
     std::size_t reserved_bytes = 0;
     std::size_t used_bytes = 0;
+    std::size_t used_high_bytes = 0;  // the most in use at once since the process started or reset_pool_peak()
 };
 PoolStats pool_stats();
+/// Starts a new peak: used_high_bytes becomes the bytes in use now.
+void reset_pool_peak();
 /// Queued: `bytes` bytes at p (device memory) set to `value`.
 void memset_async(void* p, int value, std::size_t bytes);
 /// host -> device: returns when `src` may be reused; work queued afterwards sees the words.

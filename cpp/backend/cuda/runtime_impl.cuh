@@ -92,10 +92,16 @@ std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"
 }  // namespace
 
 PoolStats pool_stats() {
-    unsigned long long reserved = 0, used = 0;
+    unsigned long long reserved = 0, used = 0, high = 0;
     EMBER_CUDA_CHECK(cudaMemPoolGetAttribute(launch_pool(), cudaMemPoolAttrReservedMemCurrent, &reserved));
     EMBER_CUDA_CHECK(cudaMemPoolGetAttribute(launch_pool(), cudaMemPoolAttrUsedMemCurrent, &used));
-    return PoolStats{static_cast<std::size_t>(reserved), static_cast<std::size_t>(used)};
+    EMBER_CUDA_CHECK(cudaMemPoolGetAttribute(launch_pool(), cudaMemPoolAttrUsedMemHigh, &high));
+    return PoolStats{static_cast<std::size_t>(reserved), static_cast<std::size_t>(used), static_cast<std::size_t>(high)};
+}
+
+void reset_pool_peak() {
+    unsigned long long zero = 0;  // (the only value the attribute accepts: it restarts from the current use)
+    EMBER_CUDA_CHECK(cudaMemPoolSetAttribute(launch_pool(), cudaMemPoolAttrUsedMemHigh, &zero));
 }
 
 u64* pool_allocate(std::size_t words) {
