@@ -317,6 +317,13 @@ class EmberModel:
         """Issue the copy kernel: a's limbs a_idx into out's limbs out_idx."""
         self._elementwise("copy", out, list(out_idx), [(a, list(a_idx))])
 
+    def signed_digits(self, outs: list, a: Tensor):
+        """Issue BV key switching's balanced-digit kernel: limb 0 of a read once, one digit limb written to each out."""
+        self._r(a, 0)
+        for t in outs:
+            self._w(t, 0)
+        self._count("signed_digits", 0, 0, 0, 1, len(outs))
+
     def memcpy(self, out: Tensor, a: Tensor):
         """Issue a whole-polynomial copy outside the backend (not traced by the library)."""
         self._elementwise("memcpy", out, list(range(a.limbs)), [(a, list(range(a.limbs)))])

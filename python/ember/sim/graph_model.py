@@ -107,15 +107,18 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
         uu = m.divide_by_dropped(u, 0)
         m.divide_by_dropped(v, 0)
         m.add(m.tmp(q), a.c0, uu)
-    elif op == "key_switch_digits":  # BV switch over q0: c1 to coefficients, each digit to NTT form, two mul_adds
+    elif op == "key_switch_digits":  # BV switch over q0: c1 to coefficients, its digits, each to NTT form, two mul_adds
         a = m.ciphertext(1)
         t = m.tmp(1, name="ksd.c1")
         m.memcpy(t, a.c1)
         m.ntt(t, [0], inverse=True)
         c0, v = m.tmp(1, name="ksd.c0"), m.tmp(1, name="ksd.v")
         m.memcpy(c0, a.c0)
-        for d in range(int(params.get("digits", 1))):
-            dig, kb, ka = m.tmp(1, name=f"ksd.d{d}"), m.tmp(1, name=f"ksd.b{d}"), m.tmp(1, name=f"ksd.a{d}")
+        ndig = int(params.get("digits", 1))
+        digs = [m.tmp(1, name=f"ksd.d{d}") for d in range(ndig)]
+        m.signed_digits(digs, t)
+        for d, dig in enumerate(digs):
+            kb, ka = m.tmp(1, name=f"ksd.b{d}"), m.tmp(1, name=f"ksd.a{d}")
             m.ntt(dig, [0], inverse=False)
             m.mul_add(c0, dig, kb)
             m.mul_add(v, dig, ka)
