@@ -139,11 +139,12 @@ def small_program(ctx, keys):
     return z.rotate_many([1, 2])[1] + x
 
 
-def test_profile_times_the_circuits_operations_from_a_live_bootstrapping():
+def test_profile_times_the_circuits_operations_from_a_live_bootstrapping(monkeypatch):
     """measure_bootstrapping: the raised-basis operations and ModRaise enter the table as measured entries (a line
     a + b * count for the counted ones), so a split's ModUp has a cost of its own on the CPU."""
     from ember.sched.costs import CostTable
     from ember.sched.profile import measure_bootstrapping
+    monkeypatch.delenv("EMBER_DEVICE", raising=False)  # the CPU's table ("cpu-1t") under any default device
     params = ember.CkksParams.bootstrappable(log_n=12, levels=2, insecure=True)
     t = CostTable()
     t.set("cpu-1t", "rotate", 0, 1e-3)  # a table the per-level loop made (one kind is enough here)
@@ -158,8 +159,9 @@ def test_profile_times_the_circuits_operations_from_a_live_bootstrapping():
     assert all(0 < x < 10 for x in ops["mod_down"].values())
 
 
-def test_measured_profile_and_profile_guided_update():
+def test_measured_profile_and_profile_guided_update(monkeypatch):
     from ember.sched.profile import measure
+    monkeypatch.delenv("EMBER_DEVICE", raising=False)  # the CPU's table ("cpu-1t") under any default device
     params = ember.CkksParams(**PARAMS)
     t = measure(params, threads=1, levels=[1, 4], runs=2, progress=False)
     assert t.source("cpu-1t") == "measured"
