@@ -127,8 +127,8 @@ GaloisKeys galois_keys_from_bytes(const Context& ctx, std::span<const std::uint8
 SecretKey secret_key_from_bytes(const Context& ctx, std::span<const std::uint8_t> bytes, const ReadOptions& opt = {});
 
 /// The same object in context `to`, from context `from` of the same parameters (checked by the parameter hash), for
-/// moving data between devices explicitly: a CPU context and a CUDA one, say. The words pass through host memory once
-/// (the format's 64-bit words, fully validated on the way in); a secret key's host copy is wiped.
+/// moving data between devices explicitly: a CPU context and a CUDA one, say. The words go through host memory
+/// as the serialised format (64-bit words, fully validated on the way in); a secret key's host copy is wiped.
 Ciphertext transfer(const Context& from, const Ciphertext& ct, const Context& to);
 Plaintext transfer(const Context& from, const Plaintext& pt, const Context& to);
 PublicKey transfer(const Context& from, const PublicKey& pk, const Context& to);

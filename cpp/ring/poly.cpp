@@ -3,36 +3,26 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include <openssl/crypto.h>
 
 namespace ember {
 
-Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit)
+Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, Zeroed zeroed)
     : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
     if (!ring_) throw std::invalid_argument("Poly: no ring");
-    check_limbs(q_limbs);
-    capacity_ = limbs() * ring_->n();
-    data_ = ring_->backend().allocate(capacity_, false);
-}
-
-void Poly::check_limbs(std::size_t q_limbs) const {
     if (q_limbs == 0 || q_limbs > ring_->q_count())
         throw std::invalid_argument("Poly: q_limbs must be in [1, " + std::to_string(ring_->q_count()) + "], got " + std::to_string(q_limbs));
+    capacity_ = limbs() * ring_->n();
+    data_ = ring_->backend().allocate(capacity_, zeroed.value && ring_->backend().holds_data());
 }
 
 Poly::Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret)
-    : ring_(std::move(ring)), q_limbs_(q_limbs), basis_(basis), form_(form), secret_(secret) {
-    if (!ring_) throw std::invalid_argument("Poly: no ring");
-    check_limbs(q_limbs);
-    capacity_ = limbs() * ring_->n();
-    data_ = ring_->backend().allocate(capacity_, ring_->backend().holds_data());
-}
+    : Poly(std::move(ring), q_limbs, basis, form, secret, Zeroed{true}) {}
 
 Poly Poly::uninitialized(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form) {
-    return Poly(std::move(ring), q_limbs, basis, form, false, NoInit{});
+    return Poly(std::move(ring), q_limbs, basis, form, false, Zeroed{false});
 }
 
 void Poly::release() {

@@ -73,10 +73,11 @@ public:
     std::string describe() const;
 
 private:
-    struct NoInit {};
-    Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, NoInit);
+    struct Zeroed {
+        bool value;
+    };
+    Poly(std::shared_ptr<const RingContext> ring, std::size_t q_limbs, Basis basis, Form form, bool secret, Zeroed zeroed);
     void release();
-    void check_limbs(std::size_t q_limbs) const;
     std::shared_ptr<const RingContext> ring_;
     std::size_t q_limbs_ = 0;
     std::size_t capacity_ = 0;  // words allocated

@@ -108,7 +108,8 @@ def _run(log_n, levels, log_scale, dnum, threads, runs, slots, secret, insecure,
     params = CkksParams.bootstrappable(log_n=log_n, levels=levels, log_scale=log_scale, slots=slots, secret=secret,
                                        dnum=dnum, insecure=insecure, **options)
     ctx = Context(params, threads=threads, device=device)
-    _ember.cuda_memory(True)  # on a GPU: the peak from here (None elsewhere)
+    if ctx.device == "cuda":
+        _ember.cuda_memory(True)  # the GPU's peak from here (no CUDA call on other devices)
     step("linear transforms")
     t0 = time.perf_counter()
     boot = ctx.bootstrapper()

@@ -114,8 +114,8 @@ class _Serializable:
         """Return this object in another context of the same parameters, on that context's device.
 
         The explicit way to move data between devices, e.g. from a CPU context to a CUDA one and back: the
-        words pass through host memory once and are validated on the way in, as by from_bytes. A secret key's
-        host copy is wiped.
+        words go through host memory in the serialised format and are validated on the way in, as by
+        from_bytes. A secret key's host copy is wiped.
 
         Parameters
         ----------
