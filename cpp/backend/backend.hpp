@@ -78,6 +78,14 @@ public:
     virtual void mul_add(Limbs out, ConstLimbs a, ConstLimbs b) = 0;
     /// out[limb] = sum_t a[t][limb] * b[t][limb], reduced once (KSKInnerProd).
     virtual void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) = 0;
+    /// out0 = dot(a, b0) and out1 = dot(a, b1): two inner products over the same terms a (KSKInnerProd's two
+    /// halves; a plaintext sum's two ciphertext parts), so that a backend can read a once. out0 and out1 have
+    /// the same limbs (moduli); neither may alias an operand. Traced as one "dot".
+    virtual void dot2(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
+                      const std::vector<std::vector<const u64*>>& b1) {
+        dot(out0, a, b0);
+        dot(out1, a, b1);
+    }
     /// out = a * c[limb]  (accumulate: out += a * c[limb])
     virtual void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) = 0;
     /// out = a + c[limb] on every coefficient

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "util/errors.hpp"
@@ -758,14 +759,15 @@ Ciphertext Evaluator::mul_plain_sum(const std::vector<const Ciphertext*>& xs, co
         if (!scales_match(x.scale * p.scale, scale))
             cannot("mul_plain_sum", "term " + std::to_string(k) + " has scale " + scale_str(x.scale * p.scale) + ", term 0 " + scale_str(scale));
         r.key_id = same_key_set("mul_plain_sum", r, x);
-        if (k == 0) {
-            poly_mul(r.c0, x.c0, p.m);
-            poly_mul(r.c1, x.c1, p.m);
-        } else {
-            poly_mul_add(r.c0, x.c0, p.m);
-            poly_mul_add(r.c1, x.c1, p.m);
-        }
     }
+    // both parts in one pass over the terms: each plaintext read once, each sum reduced once
+    std::vector<const Poly*> pm, c0, c1;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+        pm.push_back(&ps[k]->m);
+        c0.push_back(&xs[k]->c0);
+        c1.push_back(&xs[k]->c1);
+    }
+    std::tie(r.c0, r.c1) = poly_dot2(pm, c0, c1);
     r.scale = scale;
     r.slots = x0.slots;
     return rec.out(std::move(r));

@@ -135,8 +135,7 @@ void ksk_inner_product(const std::vector<Poly>& digits, const SwitchingKey& key,
         ka.push_back(key_limbs(key.a[offset + j]));
     }
     if (digits[0].form() != Form::Eval) throw std::invalid_argument("KSKInnerProd: digits must be in evaluation form");
-    ring.backend().dot(u.refs(), dl, kb);
-    ring.backend().dot(v.refs(), dl, ka);
+    ring.backend().dot2(u.refs(), v.refs(), dl, kb, ka);  // the digits read once for both halves
 }
 
 Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {

@@ -188,6 +188,25 @@ void poly_mul_add(Poly& acc, const Poly& a, const Poly& b) {
     need_eval("mul_add", a);
     acc.ring().backend().mul_add(acc.refs(), a.crefs(), b.crefs());
 }
+std::pair<Poly, Poly> poly_dot2(const std::vector<const Poly*>& a, const std::vector<const Poly*>& b0, const std::vector<const Poly*>& b1) {
+    if (a.empty() || a.size() != b0.size() || a.size() != b1.size())
+        throw std::invalid_argument("dot2: need the same positive number of terms in a, b0 and b1");
+    const Poly& x = *a[0];
+    need_eval("dot2", x);
+    std::vector<std::vector<const u64*>> ta, tb0, tb1;
+    for (std::size_t t = 0; t < a.size(); ++t) {
+        check_pair("dot2", x, *a[t]);
+        check_pair("dot2", x, *b0[t]);
+        check_pair("dot2", x, *b1[t]);
+        ta.push_back(a[t]->crefs());
+        tb0.push_back(b0[t]->crefs());
+        tb1.push_back(b1[t]->crefs());
+    }
+    std::pair<Poly, Poly> r{Poly::uninitialized(x.ring_ptr(), x.q_limbs(), x.basis(), Form::Eval),
+                            Poly::uninitialized(x.ring_ptr(), x.q_limbs(), x.basis(), Form::Eval)};
+    x.ring().backend().dot2(r.first.refs(), r.second.refs(), ta, tb0, tb1);
+    return r;
+}
 void poly_mul_const(Poly& out, const Poly& a, const std::vector<u64>& c_res) {
     if (c_res.size() != a.limbs()) throw std::invalid_argument("mul_const: need one residue per limb");
     shape_like(out, a);

@@ -371,6 +371,58 @@ TEST(Ring, KskInnerProductMatchesPerDigitProducts) {
     }
 }
 
+TEST(Ring, Dot2MatchesPerCoefficientSums) {
+    // poly_dot2 / Backend::dot2 (both inner products in one pass, in coefficient blocks): against the sums of __int128
+    // products reduced mod q, for term counts that give one block (1, 3 terms) and many (24, 70 terms: blocks of
+    // 512 and fewer than the CPU backend's dot chunk), at N = 2^13 over 30- to 61-bit primes with extreme values mixed in.
+    std::mt19937_64 rng(23);
+    const int log_n = 13;
+    std::vector<u64> q;
+    for (int bits : {61, 30, 50, 60}) q.push_back(ntt_primes_near(bits, 1, u64(2) << log_n, q, bits > 50).at(0));
+    auto ring = std::make_shared<RingContext>(log_n, std::vector<u64>(q.begin(), q.begin() + 3), std::vector<u64>{q[3]}, make_cpu_backend(2));
+    for (std::size_t terms : {1, 3, 24, 70}) {
+        SCOPED_TRACE(std::to_string(terms) + " terms");
+        std::vector<Poly> a, b0, b1;
+        for (std::size_t t = 0; t < terms; ++t)
+            for (auto* v : {&a, &b0, &b1}) {
+                Poly p = random_poly(ring, 3, Basis::QP, rng);
+                for (std::size_t i = 0; i < p.limbs(); ++i)
+                    for (std::size_t c = 0; c < p.n(); c += 7) p.limb(i)[c] = prime_of(p, i) - 1 - (c % 14 == 0);  // q - 1, q - 2
+                p.set_form(Form::Eval);  // uniform residues are as good in either form
+                v->push_back(std::move(p));
+            }
+        std::vector<const Poly*> pa, pb0, pb1;
+        for (std::size_t t = 0; t < terms; ++t) { pa.push_back(&a[t]); pb0.push_back(&b0[t]); pb1.push_back(&b1[t]); }
+        const auto [u, v] = poly_dot2(pa, pb0, pb1);
+        ASSERT_EQ(u.limbs(), 4u);
+        for (std::size_t i = 0; i < u.limbs(); ++i) {
+            const u64 m = prime_of(u, i);
+            for (std::size_t c = 0; c < u.n(); ++c) {
+                u128 su = 0, sv = 0;
+                for (std::size_t t = 0; t < terms; ++t) {
+                    su = (su + static_cast<u128>(a[t].limb(i)[c]) * b0[t].limb(i)[c]) % m;
+                    sv = (sv + static_cast<u128>(a[t].limb(i)[c]) * b1[t].limb(i)[c]) % m;
+                }
+                ASSERT_EQ(u.limb(i)[c], static_cast<u64>(su)) << "u limb " << i << " coefficient " << c;
+                ASSERT_EQ(v.limb(i)[c], static_cast<u64>(sv)) << "v limb " << i << " coefficient " << c;
+            }
+        }
+    }
+    // refusals: term counts, shapes, aliasing outputs
+    Poly x = random_poly(ring, 3, Basis::QP, rng), y = random_poly(ring, 2, Basis::QP, rng);
+    x.set_form(Form::Eval);
+    y.set_form(Form::Eval);
+    expect_invalid([&] { (void)poly_dot2({&x}, {&x, &x}, {&x}); }, {"dot2", "terms"});
+    expect_invalid([&] { (void)poly_dot2({}, {}, {}); }, {"dot2", "terms"});
+    expect_invalid([&] { (void)poly_dot2({&x}, {&y}, {&x}); }, {"dot2", "differ"});
+    Backend& be = ring->backend();
+    const auto refs = x.refs();
+    const std::vector<std::vector<const u64*>> one{x.crefs()};
+    expect_invalid([&] { be.dot2(refs, y.refs(), one, one, one); }, {"dot2"});
+    Poly o = random_poly(ring, 3, Basis::QP, rng);
+    expect_invalid([&] { be.dot2(refs, o.refs(), one, one, one); }, {"dot2", "alias"});
+}
+
 /// Checks divide_by_dropped(x, drop_q) against round(x_c / D) computed with GMP; returns the fraction of exact matches.
 double check_divide(const Poly& x_in, std::size_t drop_q) {
     const Poly out = divide_by_dropped(x_in, drop_q);

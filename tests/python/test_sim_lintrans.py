@@ -158,7 +158,7 @@ def test_cli_op_lintrans(capsys):
     assert main(base + ["--slots", "64", "--indices", "0..63", "--n1", "8", "--kernels"]) == 0
     (r,) = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
     assert r["op"] == "LinearTransform" and (r["slots"], r["n1"], r["diagonals"]) == (64, 8, 64)
-    assert r["lt_path"] == "hoisted" and "mul_add" in r["kernels"]
+    assert r["lt_path"] == "hoisted" and "dot" in r["kernels"] and "mul_add" not in r["kernels"]  # inner sums: dot2
     want = simulate("lintrans", SimParams(log_n=12, limbs=5, dnum=2), "ember", indices=range(64), slots=64, n1=8)
     assert r["mults"] == want.cost.mod_mul
     assert main(base + ["--indices", "cts:1", "--tech", "merge"]) == 0

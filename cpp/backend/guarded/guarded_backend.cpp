@@ -176,6 +176,14 @@ public:
         for (const auto& v : b) tb.push_back(in_refs(v, out, "dot"));
         in_->dot(out_refs(out, "dot"), ta, tb);
     }
+    void dot2(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
+              const std::vector<std::vector<const u64*>>& b1) override {
+        std::vector<std::vector<const u64*>> ta, tb0, tb1;
+        for (const auto& v : a) ta.push_back(in_refs(v, out0, "dot2"));
+        for (const auto& v : b0) tb0.push_back(in_refs(v, out0, "dot2"));
+        for (const auto& v : b1) tb1.push_back(in_refs(v, out0, "dot2"));
+        in_->dot2(out_refs(out0, "dot2"), out_refs(out1, "dot2"), ta, tb0, tb1);
+    }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {
         in_->mul_const(out_refs(out, "mul_const"), in_refs(a, out, "mul_const"), c, accumulate);
     }

@@ -6,7 +6,8 @@ issues the backend kernels it calls, with the counts cpp/backend/cpu/cpu_backend
                              scaling (N/2 products merged into the last stage on every path: math/ntt.hpp,
                              ntt_mod_mul_count; builds before the scalar path merged it did a pass of N);
   base_convert[_centered]    k inputs to m outputs: N k + N k m (+ N m) products, N (k - 1) m (+ N m) additions;
-  dot                        terms x limbs products, (terms - 1) x limbs additions;
+  dot                        terms x limbs products, (terms - 1) x limbs additions; dot2 (two sums over shared
+                             terms, read once) is traced as one dot with twice the products and additions;
   mul, mul_add, mul_const[_add], sub_mul_const, add, sub, neg, add_const, copy, automorph: one per element.
 Bytes are the limbs each kernel reads and writes (8-byte words), so with no cache the accounting's bytes equal
 the trace's bytes_read / bytes_written. The same access stream, limb by limb, drives a managed on-chip
@@ -363,17 +364,23 @@ class EmberModel:
         r = list(range(a.limbs))
         self._elementwise("automorph", out, r, [(a, r)])
 
-    def dot(self, out: Tensor, digits: list[Tensor], keys: list[Tensor], q: int, automorph=False):
-        """Issue out = sum_t digits[t] * keys[t] over Q_l U P; key limbs are Q limbs 0..q-1 and all P limbs."""
-        n, terms = self.ring.n, len(digits)
-        for i in range(out.limbs):
-            ki = i if i < q else self.ring.q_count + (i - q)
-            for d, k in zip(digits, keys):
-                self._r(d, i)
-                self._r(k, ki)
-            self._w(out, i)
-        m = out.limbs
-        self._count("dot_automorph" if automorph else "dot", terms * n * m, (terms - 1) * n * m, 0, 2 * terms * m, m)
+    def dot2(self, out0: Tensor, out1: Tensor, shared: list[Tensor], b0: list[Tensor], b1: list[Tensor],
+             q: Optional[int] = None):
+        """Issue Backend::dot2: out0 = sum_t shared[t] * b0[t], out1 likewise with b1, each shared limb read once.
+
+        q: the b limbs are a switching key's (Q limbs 0..q-1 and all P limbs, as in dot); None: out0's limbs.
+        """
+        n, terms = self.ring.n, len(shared)
+        for i in range(out0.limbs):
+            ki = i if q is None or i < q else self.ring.q_count + (i - q)
+            for s, x, y in zip(shared, b0, b1):
+                self._r(s, i)
+                self._r(x, ki)
+                self._r(y, ki)
+            self._w(out0, i)
+            self._w(out1, i)
+        m = out0.limbs
+        self._count("dot", 2 * terms * n * m, 2 * (terms - 1) * n * m, 0, 3 * terms * m, 2 * m)
 
     def base_convert(self, src: Tensor, src_idx, dst: Tensor, dst_idx, centered: bool):
         """Issue NewLimb (Eq. 1, 001): slot-wise, every input limb is read before the outputs are written."""
@@ -418,13 +425,12 @@ class EmberModel:
         return out
 
     def ksk_inner_product(self, digits: list[Tensor], key) -> tuple[Tensor, Tensor]:
-        """Issue the two dot products of the raised digits with switching key `key`; return (u, v) over QP."""
+        """Issue the dot products of the raised digits with switching key `key` (one dot2); return (u, v) over QP."""
         b, a = self.key(key)
         ql, k = digits[0].q, self.ring.k
         off = len(b) - len(digits)
         u, v = self.tmp(ql, k, "u"), self.tmp(ql, k, "v")
-        self.dot(u, digits, b[off:], ql)
-        self.dot(v, digits, a[off:], ql)
+        self.dot2(u, v, digits, b[off:], a[off:], ql)
         return u, v
 
     def divide_by_dropped(self, x: Tensor, drop_q: int) -> Tensor:

@@ -83,15 +83,11 @@ def op_model(ring: Ring, op: str, levels: list[int], level: int, params: dict | 
         a, b = _ct(m, q, True, "a"), _ct(m, q, True, "b")
         m.add(m.tmp(q, ring.k), a.c0, b.c0, op)
         m.add(m.tmp(q, ring.k), a.c1, b.c1, op)
-    elif op == "mul_plain_sum":
-        for i in range(max(1, len(levels))):
-            x, pt = _ct(m, q, raised, f"x{i}"), m.tmp(q, ring.k if raised else 0, name=f"pt{i}")
-            out = m.tmp(q, ring.k if raised else 0, name="mps")
-            for c in (x.c0, x.c1):
-                if i == 0:
-                    m.mul(out, c, pt)
-                else:
-                    m.mul_add(out, c, pt)
+    elif op == "mul_plain_sum":  # one dot2: the plaintexts shared by both parts
+        kp = ring.k if raised else 0
+        xs = [_ct(m, q, raised, f"x{i}") for i in range(max(1, len(levels)))]
+        pts = [m.tmp(q, kp, name=f"pt{i}") for i in range(len(xs))]
+        m.dot2(m.tmp(q, kp, name="mps0"), m.tmp(q, kp, name="mps1"), pts, [x.c0 for x in xs], [x.c1 for x in xs])
     elif op == "mod_down":
         a = _ct(m, q, True, "a")
         m.divide_by_dropped(a.c0, 0)

@@ -145,15 +145,8 @@ def lintrans_hoisted(m: EmberModel, a: Ct, plan: LTPlan) -> Ct:
     sums: dict[int, tuple[Tensor, Tensor]] = {}
     for j, babies in plan.steps:
         s0, s1 = m.tmp(q, k, "lt.s0"), m.tmp(q, k, "lt.s1")
-        for n, i in enumerate(babies):
-            pt = Tensor(f"diag{j}.{i}", q + k, "pt", q)  # encoded over Q_l U P
-            b0, b1 = baby[i]
-            if n == 0:
-                m.mul(s0, b0, pt)
-                m.mul(s1, b1, pt)
-            else:
-                m.mul_add(s0, b0, pt)
-                m.mul_add(s1, b1, pt)
+        pts = [Tensor(f"diag{j}.{i}", q + k, "pt", q) for i in babies]  # encoded over Q_l U P
+        m.dot2(s0, s1, pts, [baby[i][0] for i in babies], [baby[i][1] for i in babies])  # mul_plain_sum
         sums[j] = (s0, s1)
 
     def add(a, b):

@@ -22,14 +22,14 @@ from .devices import Profile
 KERNEL_WORK = {
     "ntt_forward": "butterflies", "ntt_inverse": "butterflies",
     "base_convert": "mod_mul", "base_convert_centered": "mod_mul",
-    "dot": "mod_mul", "dot_automorph": "mod_mul", "mul": "mod_mul", "mul_add": "mod_mul",
+    "dot": "mod_mul", "mul": "mod_mul", "mul_add": "mod_mul",
     "mul_const": "mod_mul", "mul_const_add": "mod_mul", "sub_mul_const": "mod_mul",
     "add": "mod_add", "sub": "mod_add", "neg": "mod_add", "add_const": "mod_add",
     "copy": "bytes", "automorph": "bytes", "memcpy": "bytes", "memset": "bytes", "mod_raise": "bytes",
     "signed_digits": "bytes",
 }
 # Kernels the library does not trace, timed like a traced one.
-RATE_ALIAS = {"memcpy": "copy", "memset": "copy", "mod_raise": "copy", "signed_digits": "copy", "dot_automorph": "dot", "neg": "add",
+RATE_ALIAS = {"memcpy": "copy", "memset": "copy", "mod_raise": "copy", "signed_digits": "copy", "neg": "add",
               "sub": "add", "add_const": "add", "mul_const": "mul", "mul_const_add": "mul_add"}
 
 
