@@ -31,11 +31,14 @@ def split_index(k: int, slots: int, n1: int) -> tuple[int, int]:
     return j, s - j * n1
 
 
+GIANT_WEIGHT = 2  # a giant step weighs two baby steps in choose_n1
+
+
 def choose_n1(indices, slots: int) -> int:
     """Return the library's baby-step count for a set of diagonal indices.
 
-    The power of two n1 <= slots minimising #{baby steps i} plus the giant steps of the Horner chains
-    (max j - min j) (the first one on a tie).
+    The power of two n1 <= slots minimising #{baby steps i} plus twice the giant steps of the Horner chains
+    (max j - min j) (the first one on a tie): cpp/circuits/lintrans.cpp's kGiantWeight.
     """
     idx = normalize_indices(indices, slots)
     if slots == 1:
@@ -44,7 +47,7 @@ def choose_n1(indices, slots: int) -> int:
     while n1 <= slots:
         split = [split_index(k, slots, n1) for k in idx]
         js = [j for j, _ in split]
-        cost = len({i for _, i in split}) + max(max(js), 0) - min(min(js), 0)
+        cost = len({i for _, i in split}) + GIANT_WEIGHT * (max(max(js), 0) - min(min(js), 0))
         if best_cost is None or cost < best_cost:
             best, best_cost = n1, cost
         n1 <<= 1
