@@ -196,7 +196,22 @@ public:
             const std::size_t n = n_of(out[l]);
             const u64* src = a[l];
             u64* dst = out[l].data;
-            for (std::size_t i = 0; i < n; ++i) dst[i] = src[perm[i]];
+            // In evaluation form an automorphism maps each aligned run of 2^k outputs to one aligned run of 2^k
+            // inputs (the high bits of an index decide the low bits of its root's exponent), read in an order no
+            // hardware prefetcher follows: prefetch the next run's source sequentially while this run is gathered.
+            // (A hint only: the words are the same for any permutation.)
+            constexpr std::size_t kRun = 512;  // 4 KiB
+            if (n < 2 * kRun) {
+                for (std::size_t i = 0; i < n; ++i) dst[i] = src[perm[i]];
+                return;
+            }
+            for (std::size_t c = 0; c < n; c += kRun) {
+                if (c + kRun < n) {
+                    const u64* next = src + (perm[c + kRun] & ~static_cast<std::uint32_t>(kRun - 1));
+                    for (std::size_t k = 0; k < kRun; k += 8) __builtin_prefetch(next + k);
+                }
+                for (std::size_t i = c; i < c + kRun; ++i) dst[i] = src[perm[i]];
+            }
         });
         if (s.on()) counts::io(s.c, out, 1, 1);
     }
