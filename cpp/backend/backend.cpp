@@ -1,4 +1,4 @@
-// Backend operations with a default: signed_digits on the host, for backends without a kernel of their own.
+// Backend operations with a default (signed_digits on the host) and the argument checks the backends share (dot2).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -7,6 +7,25 @@
 #include "backend/backend.hpp"
 
 namespace ember {
+
+void check_dot2_args(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
+                     const std::vector<std::vector<const u64*>>& b1) {
+    if (a.empty() || a.size() != b0.size() || a.size() != b1.size())
+        throw std::invalid_argument("dot2: need the same positive number of terms in a, b0 and b1");
+    const std::size_t limbs = out0.size();
+    auto count = [&](std::size_t m) {
+        if (m != limbs) throw std::invalid_argument("dot2: operand has " + std::to_string(m) + " limbs, output " + std::to_string(limbs));
+    };
+    count(out1.size());
+    for (std::size_t t = 0; t < a.size(); ++t) { count(a[t].size()); count(b0[t].size()); count(b1[t].size()); }
+    for (std::size_t l = 0; l < limbs; ++l) {
+        if (out0[l].table->n != out1[l].table->n || out0[l].mod().q != out1[l].mod().q)
+            throw std::invalid_argument("dot2: the two outputs differ in limb " + std::to_string(l));
+        for (std::size_t t = 0; t < a.size(); ++t)
+            for (const u64* p : {a[t][l], b0[t][l], b1[t][l]})
+                if (p == out0[l].data || p == out1[l].data) throw std::invalid_argument("dot2: an output aliases an operand");
+    }
+}
 
 void signed_digits_host(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t begin, std::size_t end, int digit_bits) {
     const std::int64_t B = std::int64_t(1) << digit_bits, half = B / 2, mask = B - 1;

@@ -110,6 +110,11 @@ public:
 
 /// signed_digits on host memory, for coefficients [begin, end) (the reference the backends' kernels match).
 void signed_digits_host(std::span<u64* const> out, const u64* in, const Modulus& mod, std::size_t begin, std::size_t end, int digit_bits);
+/// Backend::dot2's argument checks, for the backends that implement it: the same positive number of terms in a, b0
+/// and b1, every term with out0's limb count, out1 with out0's limbs (sizes and moduli), no output aliasing an operand.
+/// Throws std::invalid_argument.
+void check_dot2_args(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
+                     const std::vector<std::vector<const u64*>>& b1);
 
 /// The CPU backend with `threads` threads (AVX-512 / IFMA picked at run time).
 std::shared_ptr<Backend> make_cpu_backend(int threads);

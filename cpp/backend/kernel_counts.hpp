@@ -23,6 +23,15 @@ inline void io(trace::Counts& c, Limbs out, int reads, int writes) {
     c.bytes_written = bytes * static_cast<std::uint64_t>(writes);
 }
 
+/// Inner products of `terms` terms into `outputs` polynomials of out's shape over shared terms (Backend::dot: one
+/// output, dot2: two, the shared terms read once): terms products and terms - 1 additions per output element.
+inline void dot(trace::Counts& c, Limbs out, std::uint64_t terms, int outputs) {
+    const std::uint64_t k = static_cast<std::uint64_t>(outputs);
+    c.mod_mul = k * terms * elems(out);
+    c.mod_add = k * (terms - 1) * elems(out);
+    io(c, out, static_cast<int>((k + 1) * terms), outputs);
+}
+
 /// Limb NTTs: (N/2) log N butterflies, one product and two additions each, and the N^-1 scaling of the inverse
 /// (see ntt_mod_mul_count); each limb read and written once.
 inline void ntt(trace::Counts& c, Limbs x, bool inverse) {

@@ -251,6 +251,60 @@ TEST_F(CudaArithBackend, DotMatchesCpu) {
     }
 }
 
+/// dot2_coeff (the CUDA dot2's arithmetic: each shared word read once, two 128-bit sums) against the CPU backend's
+/// dot2 (coefficient blocks, two vec_dots) at N = 2^12 (several blocks once the terms pass 16), term counts around the
+/// CPU's fixed kernels and kWideTerms, and the chunked launches of cuda::dot2 (past kDot2Ptrs / 3 = 112 terms).
+TEST_F(CudaArithBackend, Dot2MatchesCpu) {
+    constexpr std::size_t n = 1 << 12;
+    std::mt19937_64 rng(24);
+    std::vector<std::unique_ptr<NttTables>> tables;
+    for (const PrimeSpec& s : kPrimes) tables.push_back(std::make_unique<NttTables>(n, Modulus(primes_of(s, n).at(0))));
+    const std::size_t limbs = tables.size();
+    for (std::size_t terms : {1, 3, 4, 17, 64, 130}) {
+        const int kind = static_cast<int>(terms % 3);
+        std::vector<std::vector<std::vector<u64>>> a(terms), b0(terms), b1(terms);  // [t][l]
+        std::vector<std::vector<const u64*>> pa(terms), pb0(terms), pb1(terms);
+        for (std::size_t t = 0; t < terms; ++t)
+            for (std::size_t l = 0; l < limbs; ++l) {
+                const u64 q = tables[l]->mod.q;
+                a[t].push_back(sample(n, q, rng, kind));
+                b0[t].push_back(sample(n, q, rng, kind == 0 ? 0 : 2));
+                b1[t].push_back(sample(n, q, rng, kind));
+            }
+        for (std::size_t t = 0; t < terms; ++t)
+            for (std::size_t l = 0; l < limbs; ++l) {
+                pa[t].push_back(a[t][l].data());
+                pb0[t].push_back(b0[t][l].data());
+                pb1[t].push_back(b1[t][l].data());
+            }
+        std::vector<std::vector<u64>> o0(limbs, std::vector<u64>(n)), o1(limbs, std::vector<u64>(n));
+        std::vector<LimbRef> r0, r1;
+        for (std::size_t l = 0; l < limbs; ++l) {
+            r0.push_back(LimbRef{o0[l].data(), tables[l].get()});
+            r1.push_back(LimbRef{o1[l].data(), tables[l].get()});
+        }
+        cpu->dot2(r0, r1, pa, pb0, pb1);
+        for (std::size_t l = 0; l < limbs; ++l) {
+            const u64 q = tables[l]->mod.q;
+            std::vector<const u64*> al(terms), bl0(terms), bl1(terms);
+            for (std::size_t t = 0; t < terms; ++t) al[t] = pa[t][l], bl0[t] = pb0[t][l], bl1[t] = pb1[t][l];
+            const cuda::WideBarrett wb = cuda::make_wide_barrett(tables[l]->mod);
+            for (std::size_t i = 0; i < n; ++i) {
+                u64 x0 = 0, x1 = 0;
+                for (std::size_t t0 = 0; t0 < terms; t0 += 112) {  // cuda::dot2's launches of at most 112 terms
+                    const std::size_t tc = std::min<std::size_t>(112, terms - t0);
+                    u64 p0, p1;
+                    cuda::dot2_coeff(al.data() + t0, bl0.data() + t0, bl1.data() + t0, tc, i, wb, p0, p1);
+                    x0 = t0 == 0 ? p0 : cuda::add_mod(x0, p0, q);
+                    x1 = t0 == 0 ? p1 : cuda::add_mod(x1, p1, q);
+                }
+                ASSERT_EQ(x0, o0[l][i]) << "terms=" << terms << " q=" << q << " i=" << i;
+                ASSERT_EQ(x1, o1[l][i]) << "terms=" << terms << " q=" << q << " i=" << i;
+            }
+        }
+    }
+}
+
 /// The CUDA dot in chunks of terms (past kDotPtrs / 2 = 176 terms a launch takes one chunk, and the next launch
 /// adds its dot_coeff to the output mod q): the same bits as the CPU's one reduction.
 TEST_F(CudaArithBackend, DotInTermChunksMatchesCpu) {

@@ -141,7 +141,7 @@ TEST_F(CudaBackendTest, EveryOperationMatchesCpu) {
         mods.push_back(Modulus(q));
     }
     std::mt19937_64 rng(11);
-    Twin a(*cpu, *gpu, tabs), b(*cpu, *gpu, tabs), out(*cpu, *gpu, tabs);
+    Twin a(*cpu, *gpu, tabs), b(*cpu, *gpu, tabs), out(*cpu, *gpu, tabs), out2(*cpu, *gpu, tabs);
     for (int kind : {0, 1}) {
         a.randomize(rng, kind);
         b.randomize(rng, kind);
@@ -192,6 +192,11 @@ TEST_F(CudaBackendTest, EveryOperationMatchesCpu) {
         cpu->dot(out.cref(), {a.cc(), b.cc(), a.cc()}, {b.cc(), b.cc(), out.cc()});
         gpu->dot(out.gref(), {a.gc(), b.gc(), a.gc()}, {b.gc(), b.gc(), out.gc()});
         out.expect_same("dot" + tag);
+        // dot2: two sums over shared terms (outputs alias no operand)
+        cpu->dot2(out.cref(), out2.cref(), {a.cc(), b.cc(), a.cc()}, {b.cc(), b.cc(), a.cc()}, {a.cc(), a.cc(), b.cc()});
+        gpu->dot2(out.gref(), out2.gref(), {a.gc(), b.gc(), a.gc()}, {b.gc(), b.gc(), a.gc()}, {a.gc(), a.gc(), b.gc()});
+        out.expect_same("dot2 first output" + tag);
+        out2.expect_same("dot2 second output" + tag);
 
         cpu->ntt_forward(a.cref());
         gpu->ntt_forward(a.gref());

@@ -119,29 +119,15 @@ public:
             }
             vec_dot(out[l].data, A.data(), B.data(), terms, n, out[l].mod());
         });
-        if (s.on()) {
-            s.c.mod_mul = terms * counts::elems(out);
-            s.c.mod_add = (terms - 1) * counts::elems(out);
-            counts::io(s.c, out, static_cast<int>(2 * terms), 1);
-        }
+        if (s.on()) counts::dot(s.c, out, terms, 1);
     }
     /// Both inner products block by block: the terms' block of a (at most 128 KiB) is still in L2 when the second
     /// product reads it, so a streams from memory once instead of twice (the key-switch inner product: 3 reads per
     /// term instead of 4).
     void dot2(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
               const std::vector<std::vector<const u64*>>& b1) override {
-        if (a.empty() || a.size() != b0.size() || a.size() != b1.size())
-            throw std::invalid_argument("dot2: need the same positive number of terms in a, b0 and b1");
-        check(out1, out0.size(), "dot2");
+        check_dot2_args(out0, out1, a, b0, b1);
         const std::size_t terms = a.size();
-        for (std::size_t t = 0; t < terms; ++t) { check(out0, a[t].size(), "dot2"); check(out0, b0[t].size(), "dot2"); check(out0, b1[t].size(), "dot2"); }
-        for (std::size_t l = 0; l < out0.size(); ++l) {
-            if (out0[l].table->n != out1[l].table->n || out0[l].mod().q != out1[l].mod().q)
-                throw std::invalid_argument("dot2: the two outputs differ in limb " + std::to_string(l));
-            for (std::size_t t = 0; t < terms; ++t)
-                for (const u64* p : {a[t][l], b0[t][l], b1[t][l]})
-                    if (p == out0[l].data || p == out1[l].data) throw std::invalid_argument("dot2: an output aliases an operand");
-        }
         trace::Scope s("dot");
         // the largest power of two of coefficients whose `terms` rows fit in 128 KiB (at least 512): 96 to 192 KiB
         // measured alike on Zen 3 (512 KiB L2), 320 KiB slower
@@ -161,11 +147,7 @@ public:
                 vec_dot(out1[l].data + off, A.data(), B1.data(), terms, nb, out1[l].mod());
             }
         });
-        if (s.on()) {
-            s.c.mod_mul = 2 * terms * counts::elems(out0);
-            s.c.mod_add = 2 * (terms - 1) * counts::elems(out0);
-            counts::io(s.c, out0, static_cast<int>(3 * terms), 2);
-        }
+        if (s.on()) counts::dot(s.c, out0, terms, 2);
     }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {
         check(out, a.size(), "mul_const"); check(out, c.size(), "mul_const");

@@ -238,6 +238,24 @@ EMBER_HD inline u64 dot_coeff(const u64* const* a, const u64* const* b, std::siz
     return r;
 }
 
+/// dot_coeff for two inner products over the same terms a (Backend::dot2): each a[t][i] is read once and enters both
+/// sums; r0 = sum_t a[t][i] b0[t][i], r1 = sum_t a[t][i] b1[t][i], both in [0, q), the very words of two dot_coeffs.
+EMBER_HD inline void dot2_coeff(const u64* const* a, const u64* const* b0, const u64* const* b1, std::size_t terms,
+                                std::size_t i, const WideBarrett& wb, u64& r0, u64& r1) {
+    r0 = 0, r1 = 0;
+    for (std::size_t t0 = 0; t0 < terms; t0 += kWideTerms) {
+        const std::size_t t1 = t0 + kWideTerms < terms ? t0 + kWideTerms : terms;
+        U128 acc0{r0, 0}, acc1{r1, 0};
+        for (std::size_t t = t0; t < t1; ++t) {
+            const u64 x = a[t][i];
+            mac(acc0, x, b0[t][i]);
+            mac(acc1, x, b1[t][i]);
+        }
+        r0 = wide_reduce(acc0, wb);
+        r1 = wide_reduce(acc1, wb);
+    }
+}
+
 // ---- fast base conversion (Backend::base_convert) --------------------------------------------------------------
 //
 // For x with residues x_i over B = {q_0 .. q_{k-1}} (math/rns.hpp's BaseConverter; Bajard et al., SAC 2016, and

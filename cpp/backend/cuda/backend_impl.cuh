@@ -201,10 +201,18 @@ public:
         cuda::dot(o.ptr, a, b, o.mod, o.n);
         if (s.on()) {
             stream_synchronize();
-            const std::uint64_t terms = a.size();
-            s.c.mod_mul = terms * counts::elems(out);
-            s.c.mod_add = (terms - 1) * counts::elems(out);
-            counts::io(s.c, out, static_cast<int>(2 * terms), 1);
+            counts::dot(s.c, out, a.size(), 1);
+        }
+    }
+    void dot2(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
+              const std::vector<std::vector<const u64*>>& b1) override {
+        check_dot2_args(out0, out1, a, b0, b1);
+        trace::Scope s(settled("dot"));  // one dot, as the CPU backend traces it (backend/kernel_counts.hpp)
+        const OutLimbs o0 = out_limbs(out0, "dot2"), o1 = out_limbs(out1, "dot2");
+        cuda::dot2(o0.ptr, o1.ptr, a, b0, b1, o0.mod, o0.n);
+        if (s.on()) {
+            stream_synchronize();
+            counts::dot(s.c, out0, a.size(), 2);
         }
     }
     void mul_const(Limbs out, ConstLimbs a, std::span<const MulConst> c, bool accumulate) override {

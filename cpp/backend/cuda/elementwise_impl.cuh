@@ -114,6 +114,37 @@ __global__ void __launch_bounds__(kThreads) dot_kernel(const __grid_constant__ D
     }
 }
 
+/// A launch of dot2_kernel: up to kDot2Limbs pairs of output limbs with their modulus, and for output pair b its
+/// `terms` pointers of a, then of b0, then of b1 at ptr[3 b terms ...].
+constexpr std::size_t kDot2Limbs = 16;
+constexpr std::size_t kDot2Ptrs = 336;  // 3 x terms x limbs
+struct Dot2Launch {
+    u64* out0[kDot2Limbs];
+    u64* out1[kDot2Limbs];
+    WideBarrett wb[kDot2Limbs];
+    const u64* ptr[kDot2Ptrs];
+    u32 terms;
+    u32 accumulate;
+};
+static_assert(sizeof(Dot2Launch) + sizeof(std::size_t) <= 4096, "dot2's parameters must fit the classic 4 KiB");
+
+__global__ void __launch_bounds__(kThreads) dot2_kernel(const __grid_constant__ Dot2Launch l, std::size_t n) {
+    const u32 b = blockIdx.y;
+    u64* const o0 = l.out0[b];
+    u64* const o1 = l.out1[b];
+    const WideBarrett& wb = l.wb[b];
+    const u64* const* pa = l.ptr + 3 * static_cast<std::size_t>(b) * l.terms;
+    const u64* const* pb0 = pa + l.terms;
+    const u64* const* pb1 = pb0 + l.terms;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        u64 r0, r1;
+        dot2_coeff(pa, pb0, pb1, l.terms, i, wb, r0, r1);
+        o0[i] = l.accumulate ? add_mod(o0[i], r0, wb.q) : r0;
+        o1[i] = l.accumulate ? add_mod(o1[i], r1, wb.q) : r1;
+    }
+}
+
 // ---- permutations ------------------------------------------------------------------------------------------------
 
 struct PermLimb {
@@ -246,6 +277,49 @@ void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& 
             throw;
         }
         pool_free(scratch);  // stream order: after the copy
+    }
+}
+
+void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const std::vector<std::vector<const u64*>>& a,
+          const std::vector<std::vector<const u64*>>& b0, const std::vector<std::vector<const u64*>>& b1,
+          std::span<const Modulus> mod, std::size_t n) {
+    const std::size_t terms = a.size(), limbs = out0.size();
+    if (terms == 0 || b0.size() != terms || b1.size() != terms)
+        throw std::invalid_argument("cuda::dot2: need the same positive number of terms in a, b0 and b1");
+    check_count(limbs, out1.size(), "dot2", "limbs of the second output");
+    check_count(limbs, mod.size(), "dot2", "moduli");
+    for (std::size_t t = 0; t < terms; ++t) {
+        check_count(limbs, a[t].size(), "dot2", "limbs of a term of a");
+        check_count(limbs, b0[t].size(), "dot2", "limbs of a term of b0");
+        check_count(limbs, b1[t].size(), "dot2", "limbs of a term of b1");
+    }
+    if (limbs == 0 || n == 0) return;
+    // As dot: as many limbs per launch as kDot2Ptrs allows with all their terms, or one limb per launch and the terms
+    // in chunks, each launch adding its sums to the outputs' (the outputs never alias an operand: Backend::dot2).
+    const std::size_t chunk = std::min(terms, kDot2Ptrs / 3);
+    const std::size_t per_launch = std::min(kDot2Limbs, kDot2Ptrs / (3 * chunk));
+    for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
+        const std::size_t count = std::min(per_launch, limbs - l0);
+        Dot2Launch l{};
+        for (std::size_t k = 0; k < count; ++k) {
+            l.out0[k] = out0[l0 + k];
+            l.out1[k] = out1[l0 + k];
+            l.wb[k] = make_wide_barrett(mod[l0 + k]);
+        }
+        for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
+            const std::size_t tc = std::min(chunk, terms - t0);
+            l.terms = static_cast<u32>(tc);
+            l.accumulate = t0 > 0;
+            for (std::size_t k = 0; k < count; ++k)
+                for (std::size_t t = 0; t < tc; ++t) {
+                    l.ptr[3 * k * tc + t] = a[t0 + t][l0 + k];
+                    l.ptr[3 * k * tc + tc + t] = b0[t0 + t][l0 + k];
+                    l.ptr[3 * k * tc + 2 * tc + t] = b1[t0 + t][l0 + k];
+                }
+            const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
+            dot2_kernel<<<grid, kThreads>>>(l, n);
+            EMBER_CUDA_CHECK_LAUNCH();
+        }
     }
 }
 

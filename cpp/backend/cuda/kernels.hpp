@@ -204,6 +204,11 @@ void sub_mul_const(std::span<u64* const> out, std::span<const u64* const> a, std
 /// scratch from the pool in the one case spelled out in elementwise_impl.cuh, beyond any digit count Ember uses).
 void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& a,
          const std::vector<std::vector<const u64*>>& b, std::span<const Modulus> mod, std::size_t n);
+/// out0[l] = sum_t a[t][l] * b0[t][l] and out1[l] likewise with b1, each a[t][l] word read once (Backend::dot2; the
+/// outputs alias no operand). Queued like dot, its pointer tables in the kernel parameters.
+void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const std::vector<std::vector<const u64*>>& a,
+          const std::vector<std::vector<const u64*>>& b0, const std::vector<std::vector<const u64*>>& b1,
+          std::span<const Modulus> mod, std::size_t n);
 
 // ---- automorphisms ---------------------------------------------------------------------------------------------
 
