@@ -363,18 +363,24 @@ TEST(CudaNtt, ShapesFitTheKernels) {
     }
 }
 
-/// The emulated CUDA transform of `in` over `t`, forward or inverse, against the CPU backend's.
-void expect_ntt_matches(Backend& cpu, const NttTables& t, const std::vector<u64>& in, bool inverse, const std::string& what) {
+/// The emulated CUDA transform of `in` over `t`, forward or inverse, against the CPU backend's; out of place (the
+/// limb's src set, as ntt_inverse_from launches it; the output starts as other words): the same words, `in` untouched.
+void expect_ntt_matches(Backend& cpu, const NttTables& t, const std::vector<u64>& in, bool inverse, const std::string& what,
+                        bool out_of_place = false) {
     std::vector<u64> ref = in, got = in;
+    if (out_of_place) std::reverse(got.begin(), got.end());
     const LimbRef r{ref.data(), &t};
     if (inverse) cpu.ntt_inverse(std::span<const LimbRef>(&r, 1));
     else cpu.ntt_forward(std::span<const LimbRef>(&r, 1));
-    const cuda::NttLimb l = inverse ? cuda::make_ntt_limb(got.data(), t, t.ipsi_rev.data(), t.ipsi_rev_shoup.data())
-                                    : cuda::make_ntt_limb(got.data(), t, t.psi_rev.data(), t.psi_rev_shoup.data());
+    cuda::NttLimb l = inverse ? cuda::make_ntt_limb(got.data(), t, t.ipsi_rev.data(), t.ipsi_rev_shoup.data())
+                              : cuda::make_ntt_limb(got.data(), t, t.psi_rev.data(), t.psi_rev_shoup.data());
+    const std::vector<u64> src = in;
+    if (out_of_place) l.src = src.data();
     cuda::ntt_emulate(l, cuda::ntt_shape(static_cast<cuda::u32>(t.log_n)), inverse);
     for (std::size_t i = 0; i < in.size(); ++i)
-        ASSERT_EQ(got[i], ref[i]) << what << (inverse ? " inverse" : " forward") << " N=" << t.n << " q=" << t.mod.q
-                                  << " i=" << i;
+        ASSERT_EQ(got[i], ref[i]) << what << (inverse ? " inverse" : " forward") << (out_of_place ? " out of place" : "")
+                                  << " N=" << t.n << " q=" << t.mod.q << " i=" << i;
+    ASSERT_EQ(src, in) << what << ": the source was written";
 }
 
 TEST_F(CudaArithBackend, NttEmulationMatchesCpu) {
@@ -394,6 +400,10 @@ TEST_F(CudaArithBackend, NttEmulationMatchesCpu) {
                 for (std::size_t k = 0; k < ins.size(); ++k) {
                     expect_ntt_matches(*cpu, t, ins[k], false, "input " + std::to_string(k));
                     expect_ntt_matches(*cpu, t, ins[k], true, "input " + std::to_string(k));
+                    if (k == 0) {  // out of place (ntt_inverse_from's fused copy), both directions
+                        expect_ntt_matches(*cpu, t, ins[k], true, "input 0", true);
+                        expect_ntt_matches(*cpu, t, ins[k], false, "input 0", true);
+                    }
                     if (HasFatalFailure()) return;
                 }
             }

@@ -145,9 +145,7 @@ public:
     void ntt_inverse_from(Limbs out, ConstLimbs in) override {
         check_count(out, in.size(), "ntt_inverse_from");
         trace::Scope s(settled("ntt_inverse"));  // counted as the in-place transform, as on the CPU
-        for (std::size_t l = 0; l < out.size(); ++l)  // copy, then transform in place (not fused)
-            if (out[l].data != in[l]) copy_on_device(out[l].data, in[l], out[l].table->n * kWordBytes);
-        transform(out, true);
+        transform(out, true, in);  // the copy fused into the first kernel's load
         if (s.on()) {
             stream_synchronize();
             counts::ntt(s.c, out, true);
@@ -314,7 +312,8 @@ private:
         }
     }
 
-    void transform(Limbs x, bool inverse) {
+    /// src: empty (in place) or the limbs to transform into x (inverse only).
+    void transform(Limbs x, bool inverse, ConstLimbs src = {}) {
         if (x.empty()) return;
         std::vector<u64*> ptr(x.size());
         std::vector<const DeviceNttTables*> tab(x.size());
@@ -325,7 +324,8 @@ private:
                 tab[l] = device_tables(*x[l].table);
             }
         }
-        if (inverse) cuda::ntt_inverse(ptr, tab);
+        if (!src.empty()) cuda::ntt_inverse_from(ptr, src, tab);
+        else if (inverse) cuda::ntt_inverse(ptr, tab);
         else cuda::ntt_forward(ptr, tab);
     }
 

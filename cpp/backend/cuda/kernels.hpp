@@ -171,6 +171,8 @@ private:
 /// prime of tables[l]: the column kernel and the row kernel of ntt_rounds.hpp, up to kNttBatch limbs per launch.
 void ntt_forward(std::span<u64* const> limbs, std::span<const DeviceNttTables* const> tables);
 void ntt_inverse(std::span<u64* const> limbs, std::span<const DeviceNttTables* const> tables);
+/// limbs[l] = inverse NTT of src[l] (src[l] may be limbs[l]): the copy fused into the first kernel's load.
+void ntt_inverse_from(std::span<u64* const> limbs, std::span<const u64* const> src, std::span<const DeviceNttTables* const> tables);
 /// Limbs per launch (their descriptors travel as the kernel's parameter).
 constexpr std::size_t kNttBatch = 32;
 

@@ -93,6 +93,9 @@ EMBER_HD inline u32 ntt_tile_words(const NttShape& sh) {
 /// One limb of a batch: its words and the tables of its prime for one direction.
 struct NttLimb {
     u64* data = nullptr;
+    const u64* src = nullptr;  // where the transform's first kernel reads the limb when not from data (out of place:
+                               // Backend::ntt_inverse_from, the copy fused into the first load); the later kernel
+                               // works in place on data
     const u64* w = nullptr;   // psi_rev (forward) or ipsi_rev (inverse), N words
     const u64* wp = nullptr;  // their Shoup companions
     u64 q = 0;
@@ -296,21 +299,28 @@ inline void ntt_kernel_emulate(const NttLimb& l, const NttShape& sh) {
     const u32 threads = ntt_block_threads<kRows>(sh), rounds = ntt_round_count(s);
     std::vector<u64> tile(ntt_tile_words<kRows>(sh));
     for (u32 bx = 0; bx < ntt_blocks<kRows>(sh); ++bx) {
-        for (u32 tid = 0; tid < threads; ++tid) ntt_tile_load<kRows>(tile.data(), l.data, sh, bx, tid, threads);
+        for (u32 tid = 0; tid < threads; ++tid) ntt_tile_load<kRows>(tile.data(), l.src ? l.src : l.data, sh, bx, tid, threads);
         for (u32 r = 0; r < rounds; ++r)
             for (u32 tid = 0; tid < threads; ++tid) ntt_tile_round<kInverse, kRows>(tile.data(), l, sh, bx, tid, r);
         for (u32 tid = 0; tid < threads; ++tid) ntt_tile_store<kRows>(tile.data(), l.data, sh, bx, tid, threads);
     }
 }
 
-/// The CUDA transform of one limb (l.data, host memory) computed on the host by the kernels' own code.
+/// The CUDA transform of one limb (l.data, host memory; from l.src when set) computed on the host by the kernels'
+/// own code, in the order the launcher runs them (the first kernel reads l.src, the second l.data).
 inline void ntt_emulate(const NttLimb& l, const NttShape& sh, bool inverse) {
+    NttLimb later = l;
+    later.src = nullptr;
     if (!inverse) {
-        if (sh.s1 > 0) ntt_kernel_emulate<false, false>(l, sh);
-        ntt_kernel_emulate<false, true>(l, sh);
+        if (sh.s1 > 0) {
+            ntt_kernel_emulate<false, false>(l, sh);
+            ntt_kernel_emulate<false, true>(later, sh);
+        } else {
+            ntt_kernel_emulate<false, true>(l, sh);
+        }
     } else {
         ntt_kernel_emulate<true, true>(l, sh);
-        if (sh.s1 > 0) ntt_kernel_emulate<true, false>(l, sh);
+        if (sh.s1 > 0) ntt_kernel_emulate<true, false>(later, sh);
     }
 }
 
