@@ -253,7 +253,7 @@ TEST_F(CudaArithBackend, DotMatchesCpu) {
 
 /// dot2_coeff (the CUDA dot2's arithmetic: each shared word read once, two 128-bit sums) against the CPU backend's
 /// dot2 (coefficient blocks, two vec_dots) at N = 2^12 (several blocks once the terms pass 16), term counts around the
-/// CPU's fixed kernels and kWideTerms, and the chunked launches of cuda::dot2 (past kDot2Ptrs / 3 = 112 terms).
+/// CPU's fixed kernels and kWideTerms, and the chunked launches of cuda::dot2 (past DotLaunch<2>::kPtrs / 3 = 112 terms).
 TEST_F(CudaArithBackend, Dot2MatchesCpu) {
     constexpr std::size_t n = 1 << 12;
     std::mt19937_64 rng(24);
@@ -305,7 +305,7 @@ TEST_F(CudaArithBackend, Dot2MatchesCpu) {
     }
 }
 
-/// The CUDA dot in chunks of terms (past kDotPtrs / 2 = 176 terms a launch takes one chunk, and the next launch
+/// The CUDA dot in chunks of terms (past DotLaunch<1>::kPtrs / 2 = 176 terms a launch takes one chunk, and the next launch
 /// adds its dot_coeff to the output mod q): the same bits as the CPU's one reduction.
 TEST_F(CudaArithBackend, DotInTermChunksMatchesCpu) {
     constexpr std::size_t n = 64, terms = 400;

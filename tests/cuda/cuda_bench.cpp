@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
         report("ntt_inverse", cuda::time_ms([&] { cuda::ntt_inverse(px, pt); }, reps));
         report("mul", cuda::time_ms([&] { cuda::mul(pout, pa, pb, m, n); }, reps));
         // dot over 3 digits (dnum = 3): the same a and b limbs thrice (the kernel reads them thrice all the same); the
-        // pointer tables travel in the launches' parameters (kDotPtrs per launch), nothing staged or waited for
+        // pointer tables travel in the launches' parameters (DotLaunch<1>::kPtrs per launch), nothing staged or waited for
         const std::vector<std::vector<const u64*>> da(3, pa), db(3, pb);
         report("dot3", cuda::time_ms([&] { cuda::dot(pout, da, db, m, n); }, reps));
         // ModUp of one digit (dnum = 3): the first third of one polynomial's primes to the others, plain

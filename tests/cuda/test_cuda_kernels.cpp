@@ -246,7 +246,7 @@ TEST_F(CudaKernels, DotMatchesCpu) {
 }
 
 /// Many digits: 30 terms over 40 limbs (several launches of a few limbs each: the pointers of a launch travel in its
-/// parameters), and 200 terms (past one launch's kDotPtrs / 2: chunks of terms accumulating in the output), once with
+/// parameters), and 200 terms (past one launch's DotLaunch<1>::kPtrs / 2: chunks of terms accumulating in the output), once with
 /// an output that is also an operand of a later chunk (accumulated in scratch, then copied).
 TEST_F(CudaKernels, DotManyTermsMatchesCpu) {
     std::mt19937_64 rng(7);

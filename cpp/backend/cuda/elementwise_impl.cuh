@@ -86,62 +86,36 @@ __global__ void __launch_bounds__(kThreads) signed_digits_kernel(const __grid_co
 
 // ---- dot ---------------------------------------------------------------------------------------------------------
 
-constexpr std::size_t kDotLimbs = 32;  // output limbs per launch
-constexpr std::size_t kDotPtrs = 352;  // operand pointers per launch (2 x terms x limbs)
-
-/// A launch of dot_kernel: up to kDotLimbs output limbs with their moduli, and for output limb b its `terms`
-/// operand pointers of a at ptr[2 b terms ...] followed by those of b. accumulate: a later chunk of the terms,
-/// added mod q to the sum of the earlier chunks that the output holds.
+/// A launch of dot_kernel<K> (K = 1: Backend::dot, K = 2: dot2): up to kLimbs output limbs (K outputs each) with
+/// their moduli, and for output limb b its `terms` operand pointers of a at ptr[(K + 1) b terms ...], then those of
+/// b (dot2: b0, then b1). accumulate: a later chunk of the terms, added mod q to the sums the outputs hold.
+template <int K>
 struct DotLaunch {
-    u64* out[kDotLimbs];
-    WideBarrett wb[kDotLimbs];
-    const u64* ptr[kDotPtrs];
+    static constexpr std::size_t kLimbs = K == 1 ? 32 : 16;  // output limbs per launch
+    static constexpr std::size_t kPtrs = K == 1 ? 352 : 336;  // operand pointers per launch ((K + 1) x terms x limbs)
+    u64* out[K][kLimbs];
+    WideBarrett wb[kLimbs];
+    const u64* ptr[kPtrs];
     u32 terms;
     u32 accumulate;
 };
-static_assert(sizeof(DotLaunch) + sizeof(std::size_t) <= 4096, "dot's parameters must fit the classic 4 KiB");
+static_assert(sizeof(DotLaunch<1>) + sizeof(std::size_t) <= 4096, "dot's parameters must fit the classic 4 KiB");
+static_assert(sizeof(DotLaunch<2>) + sizeof(std::size_t) <= 4096, "dot2's parameters must fit the classic 4 KiB");
 
-__global__ void __launch_bounds__(kThreads) dot_kernel(const __grid_constant__ DotLaunch l, std::size_t n) {
+template <int K>
+__global__ void __launch_bounds__(kThreads) dot_kernel(const __grid_constant__ DotLaunch<K> l, std::size_t n) {
     const u32 b = blockIdx.y;
-    u64* const out = l.out[b];
     const WideBarrett& wb = l.wb[b];
-    const u64* const* pa = l.ptr + 2 * static_cast<std::size_t>(b) * l.terms;
-    const u64* const* pb = pa + l.terms;
+    const u64* const* pa = l.ptr + (K + 1) * static_cast<std::size_t>(b) * l.terms;
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const u64 r = dot_coeff(pa, pb, l.terms, i, wb);
-        out[i] = l.accumulate ? add_mod(out[i], r, wb.q) : r;
-    }
-}
-
-/// A launch of dot2_kernel: up to kDot2Limbs pairs of output limbs with their modulus, and for output pair b its
-/// `terms` pointers of a, then of b0, then of b1 at ptr[3 b terms ...].
-constexpr std::size_t kDot2Limbs = 16;
-constexpr std::size_t kDot2Ptrs = 336;  // 3 x terms x limbs
-struct Dot2Launch {
-    u64* out0[kDot2Limbs];
-    u64* out1[kDot2Limbs];
-    WideBarrett wb[kDot2Limbs];
-    const u64* ptr[kDot2Ptrs];
-    u32 terms;
-    u32 accumulate;
-};
-static_assert(sizeof(Dot2Launch) + sizeof(std::size_t) <= 4096, "dot2's parameters must fit the classic 4 KiB");
-
-__global__ void __launch_bounds__(kThreads) dot2_kernel(const __grid_constant__ Dot2Launch l, std::size_t n) {
-    const u32 b = blockIdx.y;
-    u64* const o0 = l.out0[b];
-    u64* const o1 = l.out1[b];
-    const WideBarrett& wb = l.wb[b];
-    const u64* const* pa = l.ptr + 3 * static_cast<std::size_t>(b) * l.terms;
-    const u64* const* pb0 = pa + l.terms;
-    const u64* const* pb1 = pb0 + l.terms;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        u64 r0, r1;
-        dot2_coeff(pa, pb0, pb1, l.terms, i, wb, r0, r1);
-        o0[i] = l.accumulate ? add_mod(o0[i], r0, wb.q) : r0;
-        o1[i] = l.accumulate ? add_mod(o1[i], r1, wb.q) : r1;
+        u64 r[K];
+        if constexpr (K == 1) r[0] = dot_coeff(pa, pa + l.terms, l.terms, i, wb);
+        else dot2_coeff(pa, pa + l.terms, pa + 2 * l.terms, l.terms, i, wb, r[0], r[1]);
+        for (int k = 0; k < K; ++k) {
+            u64* const out = l.out[k][b];
+            out[i] = l.accumulate ? add_mod(out[i], r[k], wb.q) : r[k];
+        }
     }
 }
 
@@ -238,24 +212,25 @@ void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& 
     }
     if (limbs == 0 || n == 0) return;
     // The pointers travel in the launches' parameters (nothing staged, nothing waited for): as many limbs per launch
-    // as kDotPtrs allows with all their terms, or, past kDotPtrs / 2 terms (beyond any dnum Ember allows), one limb
+    // as DotLaunch<1>::kPtrs allows with all their terms, or, past kPtrs / 2 terms (beyond any dnum Ember allows), one limb
     // per launch and the terms in chunks, each launch adding its sum to the output's (exact: the same bits). A limb
     // whose output is also one of its operands then accumulates in scratch memory, copied to it after the last chunk.
-    const std::size_t chunk = std::min(terms, kDotPtrs / 2);
-    const std::size_t per_launch = std::min(kDotLimbs, kDotPtrs / (2 * chunk));
+    using Launch = DotLaunch<1>;
+    const std::size_t chunk = std::min(terms, Launch::kPtrs / 2);
+    const std::size_t per_launch = std::min(Launch::kLimbs, Launch::kPtrs / (2 * chunk));
     const bool chunked = chunk < terms;
     for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
         const std::size_t count = std::min(per_launch, limbs - l0);
-        DotLaunch l{};
+        Launch l{};
         u64* scratch = nullptr;  // chunked only (count == 1)
         for (std::size_t k = 0; k < count; ++k) {
-            l.out[k] = out[l0 + k];
+            l.out[0][k] = out[l0 + k];
             l.wb[k] = make_wide_barrett(mod[l0 + k]);
         }
         if (chunked) {
             bool alias = false;
             for (std::size_t t = 0; t < terms && !alias; ++t) alias = a[t][l0] == out[l0] || b[t][l0] == out[l0];
-            if (alias) l.out[0] = scratch = pool_allocate(n);
+            if (alias) l.out[0][0] = scratch = pool_allocate(n);
         }
         try {
             for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
@@ -268,7 +243,7 @@ void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& 
                         l.ptr[2 * k * tc + tc + t] = b[t0 + t][l0 + k];
                     }
                 const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
-                dot_kernel<<<grid, kThreads>>>(l, n);
+                dot_kernel<1><<<grid, kThreads>>>(l, n);
                 EMBER_CUDA_CHECK_LAUNCH();
             }
             if (scratch) copy_on_device(out[l0], scratch, n * sizeof(u64));
@@ -294,16 +269,17 @@ void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const std::vec
         check_count(limbs, b1[t].size(), "dot2", "limbs of a term of b1");
     }
     if (limbs == 0 || n == 0) return;
-    // As dot: as many limbs per launch as kDot2Ptrs allows with all their terms, or one limb per launch and the terms
+    // As dot: as many limbs per launch as DotLaunch<2>::kPtrs allows with all their terms, or one limb per launch and the terms
     // in chunks, each launch adding its sums to the outputs' (the outputs never alias an operand: Backend::dot2).
-    const std::size_t chunk = std::min(terms, kDot2Ptrs / 3);
-    const std::size_t per_launch = std::min(kDot2Limbs, kDot2Ptrs / (3 * chunk));
+    using Launch = DotLaunch<2>;
+    const std::size_t chunk = std::min(terms, Launch::kPtrs / 3);
+    const std::size_t per_launch = std::min(Launch::kLimbs, Launch::kPtrs / (3 * chunk));
     for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
         const std::size_t count = std::min(per_launch, limbs - l0);
-        Dot2Launch l{};
+        Launch l{};
         for (std::size_t k = 0; k < count; ++k) {
-            l.out0[k] = out0[l0 + k];
-            l.out1[k] = out1[l0 + k];
+            l.out[0][k] = out0[l0 + k];
+            l.out[1][k] = out1[l0 + k];
             l.wb[k] = make_wide_barrett(mod[l0 + k]);
         }
         for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
@@ -317,7 +293,7 @@ void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const std::vec
                     l.ptr[3 * k * tc + 2 * tc + t] = b1[t0 + t][l0 + k];
                 }
             const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
-            dot2_kernel<<<grid, kThreads>>>(l, n);
+            dot_kernel<2><<<grid, kThreads>>>(l, n);
             EMBER_CUDA_CHECK_LAUNCH();
         }
     }
