@@ -156,8 +156,12 @@ Poly divide_by_dropped(const Poly& x, std::size_t drop_q) {
     {
         std::vector<const u64*> src;
         for (auto i : dropped) src.push_back(x.limb(i));
-        be.copy(d.refs(), src);
-        if (x.form() == Form::Eval) be.ntt_inverse(d.refs());
+        if (x.form() == Form::Eval && limb_fusion()) {
+            be.ntt_inverse_from(d.refs(), src);  // each limb copied and transformed in one pass, as in ModUp
+        } else {
+            be.copy(d.refs(), src);
+            if (x.form() == Form::Eval) be.ntt_inverse(d.refs());
+        }
     }
     Poly out = Poly::uninitialized(x.ring_ptr(), kept, Basis::Q, x.form());
     // conv = NewLimb(dropped -> kept), into out's limbs, then to x's form.

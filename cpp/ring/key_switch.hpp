@@ -47,7 +47,8 @@ struct DigitSwitchingKey {
 /// evaluation form.
 std::vector<Poly> mod_up_digits(const Poly& c, const std::vector<DigitRange>& partition);
 
-/// MAD's per-limb caching in ModUp (on by default): Decomp and iNTT of each limb in one pass. With Ember's
+/// MAD's per-limb caching in ModUp and ModDown (on by default): Decomp and iNTT of each limb in one pass, and the
+/// copy of each dropped limb with its iNTT in ModDown / Rescale (divide_by_dropped). With Ember's
 /// Galois keys (s -> phi^-1(s)) a rotation permutes its results, not its input digits, so MAD's fusion of
 /// the automorphism into the inner product has no place (and no code) here. Process-wide, for measuring
 /// the technique on and off.

@@ -306,7 +306,7 @@ TEST(Ring, ModUpDigitsAreDigitPlusMultipleOfDigitModulus) {
     }
 }
 
-TEST(Ring, LimbFusionInModUpIsBitIdentical) {
+TEST(Ring, LimbFusionInModUpAndModDownIsBitIdentical) {
     // Decomp + iNTT per limb in one pass (Backend::ntt_inverse_from) against copy, then iNTT in place
     std::mt19937_64 rng(16);
     auto ring = make_ring(10);
@@ -328,6 +328,18 @@ TEST(Ring, LimbFusionInModUpIsBitIdentical) {
     for (std::size_t d = 0; d < on.size(); ++d)
         for (std::size_t i = 0; i < on[d].limbs(); ++i)
             for (std::size_t k = 0; k < c.n(); ++k) ASSERT_EQ(on[d].limb(i)[k], off[d].limb(i)[k]);
+    // ModDown / merged Rescale: the dropped limbs copied and transformed in one pass, or copied first
+    Poly x = random_poly(ring, 4, Basis::QP, rng);
+    poly_to_eval(x);
+    for (std::size_t drop : {0, 1}) {
+        const Poly fused_down = divide_by_dropped(x, drop);
+        set_limb_fusion(false);
+        const Poly plain_down = divide_by_dropped(x, drop);
+        set_limb_fusion(true);
+        ASSERT_EQ(fused_down.limbs(), plain_down.limbs());
+        for (std::size_t i = 0; i < fused_down.limbs(); ++i)
+            for (std::size_t k = 0; k < x.n(); ++k) ASSERT_EQ(fused_down.limb(i)[k], plain_down.limb(i)[k]) << drop << " " << i << " " << k;
+    }
 }
 
 TEST(Ring, KskInnerProductMatchesPerDigitProducts) {

@@ -288,7 +288,7 @@ def _add_bench(sub) -> None:
                    help="MAD option off: double hoisting in linear transforms")
     o.add_argument("--no-depth-optimal", action="store_true", help="polynomial with sqrt(d) baby steps (one more level)")
     o.add_argument("--no-key-compression", action="store_true", help="keys without PRNG seeds")
-    o.add_argument("--no-limb-fusion", action="store_true", help="MAD option off: per-limb Decomp + iNTT in ModUp")
+    o.add_argument("--no-limb-fusion", action="store_true", help="MAD option off: per-limb Decomp + iNTT in ModUp (and copy + iNTT in ModDown)")
 
     o = kinds.add_parser("dist", help="a workload of independent tasks on K local workers or a Dask cluster")
     common(o, "threads per worker (default 1)", "measured runs (default 3)")

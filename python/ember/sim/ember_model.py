@@ -224,7 +224,7 @@ class EmberModel:
     cache_limbs: int = 0
     key_compression: bool = False
     merge: bool = True          # Mult takes the merged ModDown / Rescale path (the library's default)
-    limb_fusion: bool = True    # ModUp's Decomp + iNTT per limb in one pass (ember.set_limb_fusion, default on)
+    limb_fusion: bool = True    # ModUp's Decomp + iNTT, ModDown's copy + iNTT per limb in one pass (default on)
     counts: dict = field(default_factory=dict)
     cost: Cost = field(default_factory=Cost)
     extra: dict = field(default_factory=dict)
@@ -300,15 +300,19 @@ class EmberModel:
         m = len(out_idx)
         self._count(name, mul * n * m, add * n * m, 0, len(ins) * m, m)
 
-    def ntt(self, t: Tensor, idx, inverse: bool, src: Optional[Tensor] = None):
-        """Issue the NTT of t's limbs idx, in place or out of place from src's same limbs.
+    def ntt(self, t: Tensor, idx, inverse: bool, src: Optional[Tensor] = None, src_idx=None):
+        """Issue the NTT of t's limbs idx, in place or out of place from src's limbs src_idx (default: idx).
 
         Out of place is Backend::ntt_inverse_from: the copy fused, each limb read from src and written to t once.
         """
         n, lg = self.ring.n, self.ring.log_n
         idx = list(idx)
-        for i in idx:
-            self._r(src if src is not None else t, i)
+        src_idx = idx if src_idx is None else list(src_idx)
+        for i, si in zip(idx, src_idx):
+            if src is not None:
+                self._r(src, si)
+            else:
+                self._r(t, i)
             self._w(t, i)
         per = n // 2 * lg + ((n // 2 if self.ring.inverse_scaling_merged else n) if inverse else 0)
         self._count("ntt_inverse" if inverse else "ntt_forward", per * len(idx), n * lg * len(idx), len(idx),
@@ -438,8 +442,11 @@ class EmberModel:
         kept = x.q - drop_q
         dropped = list(range(kept, x.limbs))
         d = self.tmp(len(dropped), name="dropped")
-        self.copy(d, range(len(dropped)), x, dropped)
-        self.ntt(d, range(len(dropped)), inverse=True)
+        if self.limb_fusion:  # the library's default: each dropped limb copied and transformed in one pass
+            self.ntt(d, range(len(dropped)), inverse=True, src=x, src_idx=dropped)
+        else:
+            self.copy(d, range(len(dropped)), x, dropped)
+            self.ntt(d, range(len(dropped)), inverse=True)
         out = self.tmp(kept, name="moddown")
         self.base_convert(d, range(len(dropped)), out, range(kept), centered=True)
         self.ntt(out, range(kept), inverse=False)
