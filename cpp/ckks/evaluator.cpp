@@ -232,8 +232,7 @@ struct Tensor {
 Tensor tensor(const Ciphertext& a, const Ciphertext& b) {
     Tensor t;
     poly_mul(t.d0, a.c0, b.c0);
-    poly_mul(t.d1, a.c0, b.c1);
-    poly_mul_add(t.d1, a.c1, b.c0);
+    t.d1 = poly_dot({&a.c0, &a.c1}, {&b.c1, &b.c0});  // c0 c1' + c1 c0' in one pass, reduced once
     poly_mul(t.d2, a.c1, b.c1);
     return t;
 }

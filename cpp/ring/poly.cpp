@@ -188,22 +188,36 @@ void poly_mul_add(Poly& acc, const Poly& a, const Poly& b) {
     need_eval("mul_add", a);
     acc.ring().backend().mul_add(acc.refs(), a.crefs(), b.crefs());
 }
+namespace {
+/// The limbs of every term, each term checked against the first operand (same shape and form, evaluation form).
+std::vector<std::vector<const u64*>> term_limbs(const char* op, const Poly& x, const std::vector<const Poly*>& terms) {
+    need_eval(op, x);
+    std::vector<std::vector<const u64*>> r;
+    r.reserve(terms.size());
+    for (const Poly* p : terms) {
+        check_pair(op, x, *p);
+        r.push_back(p->crefs());
+    }
+    return r;
+}
+Poly like_eval(const Poly& x) { return Poly::uninitialized(x.ring_ptr(), x.q_limbs(), x.basis(), Form::Eval); }
+}  // namespace
+
+Poly poly_dot(const std::vector<const Poly*>& a, const std::vector<const Poly*>& b) {
+    if (a.empty() || a.size() != b.size()) throw std::invalid_argument("dot: need the same positive number of terms on both sides");
+    const Poly& x = *a[0];
+    const auto ta = term_limbs("dot", x, a), tb = term_limbs("dot", x, b);
+    Poly r = like_eval(x);
+    x.ring().backend().dot(r.refs(), ta, tb);
+    return r;
+}
+
 std::pair<Poly, Poly> poly_dot2(const std::vector<const Poly*>& a, const std::vector<const Poly*>& b0, const std::vector<const Poly*>& b1) {
     if (a.empty() || a.size() != b0.size() || a.size() != b1.size())
         throw std::invalid_argument("dot2: need the same positive number of terms in a, b0 and b1");
     const Poly& x = *a[0];
-    need_eval("dot2", x);
-    std::vector<std::vector<const u64*>> ta, tb0, tb1;
-    for (std::size_t t = 0; t < a.size(); ++t) {
-        check_pair("dot2", x, *a[t]);
-        check_pair("dot2", x, *b0[t]);
-        check_pair("dot2", x, *b1[t]);
-        ta.push_back(a[t]->crefs());
-        tb0.push_back(b0[t]->crefs());
-        tb1.push_back(b1[t]->crefs());
-    }
-    std::pair<Poly, Poly> r{Poly::uninitialized(x.ring_ptr(), x.q_limbs(), x.basis(), Form::Eval),
-                            Poly::uninitialized(x.ring_ptr(), x.q_limbs(), x.basis(), Form::Eval)};
+    const auto ta = term_limbs("dot2", x, a), tb0 = term_limbs("dot2", x, b0), tb1 = term_limbs("dot2", x, b1);
+    std::pair<Poly, Poly> r{like_eval(x), like_eval(x)};
     x.ring().backend().dot2(r.first.refs(), r.second.refs(), ta, tb0, tb1);
     return r;
 }

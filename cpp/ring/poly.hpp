@@ -127,6 +127,9 @@ void poly_sub(Poly& out, const Poly& a, const Poly& b);
 void poly_neg(Poly& out, const Poly& a);
 void poly_mul(Poly& out, const Poly& a, const Poly& b);       // evaluation form
 void poly_mul_add(Poly& acc, const Poly& a, const Poly& b);   // acc += a * b, evaluation form
+/// sum_t a[t] * b[t] as a new polynomial, reduced once (one backend dot). Every operand has the same shape, in
+/// evaluation form.
+Poly poly_dot(const std::vector<const Poly*>& a, const std::vector<const Poly*>& b);
 /// (sum_t a[t] * b0[t], sum_t a[t] * b1[t]) as two new polynomials, each reduced once: one backend dot2, which
 /// reads the shared terms a once. Every operand has the same shape, in evaluation form.
 std::pair<Poly, Poly> poly_dot2(const std::vector<const Poly*>& a, const std::vector<const Poly*>& b0, const std::vector<const Poly*>& b1);

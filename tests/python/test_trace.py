@@ -35,11 +35,12 @@ def test_mul_ntt_counts_match_the_algorithm(small):
     # the N^-1 factor: merged into the last stage on every path (N/2 products: one per butterfly of that stage)
     scaling = n // 2
     assert c["ntt_inverse"]["mod_mul"] == inv * (n // 2 * log_n + scaling)
-    # Tensor: 4 products (one accumulated); KSKInnerProd: one product per digit over ql + K limbs, for
-    # both halves of the key.
-    assert c["mul"]["mod_mul"] == 3 * ql * n
-    assert c["mul_add"]["mod_mul"] == ql * n
-    assert c["dot"]["mod_mul"] == 2 * len(digits) * (ql + k) * n
+    # Tensor: 4 products (c0 c0' and c1 c1' as products, c0 c1' + c1 c0' as a two-term dot); KSKInnerProd: one
+    # product per digit over ql + K limbs, for both halves of the key (one dot2).
+    assert c["mul"]["mod_mul"] == 2 * ql * n
+    assert "mul_add" not in c
+    assert c["dot"]["mod_mul"] == 2 * ql * n + 2 * len(digits) * (ql + k) * n
+    assert c["dot"]["calls"] == 2
     # Base conversion: ModUp (k_in = digit, m_out = ql - d + K) and the two ModDowns (K + 1 -> ql - 1).
     bc = sum(d * n + d * (ql - d + k) * n for d in digits)
     assert c["base_convert"]["mod_mul"] == bc

@@ -368,6 +368,17 @@ class EmberModel:
         r = list(range(a.limbs))
         self._elementwise("automorph", out, r, [(a, r)])
 
+    def dot(self, out: Tensor, a: list[Tensor], b: list[Tensor]):
+        """Issue Backend::dot over out's limbs: out = sum_t a[t] * b[t] (every operand with out's limbs)."""
+        n, terms = self.ring.n, len(a)
+        for i in range(out.limbs):
+            for x, y in zip(a, b):
+                self._r(x, i)
+                self._r(y, i)
+            self._w(out, i)
+        m = out.limbs
+        self._count("dot", terms * n * m, (terms - 1) * n * m, 0, 2 * terms * m, m)
+
     def dot2(self, out0: Tensor, out1: Tensor, shared: list[Tensor], b0: list[Tensor], b1: list[Tensor],
              q: Optional[int] = None):
         """Issue Backend::dot2: out0 = sum_t shared[t] * b0[t], out1 likewise with b1, each shared limb read once.
@@ -534,8 +545,7 @@ class EmberModel:
         """Issue d0 = c0 c0' and d1 = c0 c1' + c1 c0' (the terms relinearization does not decompose)."""
         d0, d1 = (self.tmp(a.q, name=f"d{i}") for i in range(2))
         self.mul(d0, a.c0, b.c0)
-        self.mul(d1, a.c0, b.c1)
-        self.mul_add(d1, a.c1, b.c0)
+        self.dot(d1, [a.c0, a.c1], [b.c1, b.c0])
         return d0, d1
 
     def tensor_d2(self, a: Ct, b: Ct):
