@@ -80,7 +80,8 @@ public:
     virtual void dot(Limbs out, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b) = 0;
     /// out0 = dot(a, b0) and out1 = dot(a, b1): two inner products over the same terms a (KSKInnerProd's two
     /// halves; a plaintext sum's two ciphertext parts), so that a backend can read a once. out0 and out1 have
-    /// the same limbs (moduli); neither may alias an operand. Traced as one "dot".
+    /// the same limbs (moduli); neither may alias an operand. The CPU and CUDA backends run it as one pass and trace
+    /// it as one "dot" (counts::dot); this default runs two dots.
     virtual void dot2(Limbs out0, Limbs out1, const std::vector<std::vector<const u64*>>& a, const std::vector<std::vector<const u64*>>& b0,
                       const std::vector<std::vector<const u64*>>& b1) {
         dot(out0, a, b0);
