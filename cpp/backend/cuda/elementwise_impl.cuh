@@ -9,8 +9,10 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/check.cuh"
@@ -201,102 +203,89 @@ void sub_mul_const(std::span<u64* const> out, std::span<const u64* const> a, std
 
 // ---- dot ---------------------------------------------------------------------------------------------------------
 
-void dot(std::span<u64* const> out, const std::vector<std::vector<const u64*>>& a,
-         const std::vector<std::vector<const u64*>>& b, std::span<const Modulus> mod, std::size_t n) {
-    const std::size_t terms = a.size(), limbs = out.size();
-    if (terms == 0 || b.size() != terms) throw std::invalid_argument("cuda::dot: need the same positive number of terms on both sides");
-    check_count(limbs, mod.size(), "dot", "moduli");
-    for (std::size_t t = 0; t < terms; ++t) {
-        check_count(limbs, a[t].size(), "dot", "limbs of a term of a");
-        check_count(limbs, b[t].size(), "dot", "limbs of a term of b");
-    }
+namespace {
+
+using Terms = std::vector<std::vector<const u64*>>;
+
+/// dot (K = 1) and dot2 (K = 2) after their argument checks: outs[k][l] = sum_t ops[0][t][l] * ops[k + 1][t][l].
+/// The pointers travel in the launches' parameters (nothing staged, nothing waited for): as many limbs per launch as
+/// DotLaunch<K>::kPtrs allows with all their terms, or, past kPtrs / (K + 1) terms (beyond any dnum Ember allows), one
+/// limb per launch and the terms in chunks, each launch adding its sums to the outputs' (exact: the same bits). An
+/// output that is also one of its limb's operands then accumulates in scratch memory, copied to it after the last
+/// chunk (Backend::dot allows the aliasing; dot2 does not).
+template <int K>
+void dot_launches(const std::span<u64* const> (&outs)[K], const Terms* const (&ops)[K + 1], std::span<const Modulus> mod,
+                  std::size_t n) {
+    using Launch = DotLaunch<K>;
+    const std::size_t terms = ops[0]->size(), limbs = outs[0].size();
     if (limbs == 0 || n == 0) return;
-    // The pointers travel in the launches' parameters (nothing staged, nothing waited for): as many limbs per launch
-    // as DotLaunch<1>::kPtrs allows with all their terms, or, past kPtrs / 2 terms (beyond any dnum Ember allows), one limb
-    // per launch and the terms in chunks, each launch adding its sum to the output's (exact: the same bits). A limb
-    // whose output is also one of its operands then accumulates in scratch memory, copied to it after the last chunk.
-    using Launch = DotLaunch<1>;
-    const std::size_t chunk = std::min(terms, Launch::kPtrs / 2);
-    const std::size_t per_launch = std::min(Launch::kLimbs, Launch::kPtrs / (2 * chunk));
+    const std::size_t chunk = std::min(terms, Launch::kPtrs / (K + 1));
+    const std::size_t per_launch = std::min(Launch::kLimbs, Launch::kPtrs / ((K + 1) * chunk));
     const bool chunked = chunk < terms;
     for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
         const std::size_t count = std::min(per_launch, limbs - l0);
         Launch l{};
-        u64* scratch = nullptr;  // chunked only (count == 1)
+        u64* scratch[K] = {};  // chunked only (count == 1)
         for (std::size_t k = 0; k < count; ++k) {
-            l.out[0][k] = out[l0 + k];
+            for (int o = 0; o < K; ++o) l.out[o][k] = outs[o][l0 + k];
             l.wb[k] = make_wide_barrett(mod[l0 + k]);
         }
-        if (chunked) {
-            bool alias = false;
-            for (std::size_t t = 0; t < terms && !alias; ++t) alias = a[t][l0] == out[l0] || b[t][l0] == out[l0];
-            if (alias) l.out[0][0] = scratch = pool_allocate(n);
-        }
+        auto release = [&] {
+            for (u64* p : scratch) pool_free(p);  // stream order: after the copies
+        };
         try {
+            if (chunked)
+                for (int o = 0; o < K; ++o) {
+                    bool alias = false;
+                    for (int v = 0; v <= K && !alias; ++v)
+                        for (std::size_t t = 0; t < terms && !alias; ++t) alias = (*ops[v])[t][l0] == outs[o][l0];
+                    if (alias) l.out[o][0] = scratch[o] = pool_allocate(n);
+                }
             for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
                 const std::size_t tc = std::min(chunk, terms - t0);
                 l.terms = static_cast<u32>(tc);
                 l.accumulate = t0 > 0;
                 for (std::size_t k = 0; k < count; ++k)
-                    for (std::size_t t = 0; t < tc; ++t) {
-                        l.ptr[2 * k * tc + t] = a[t0 + t][l0 + k];
-                        l.ptr[2 * k * tc + tc + t] = b[t0 + t][l0 + k];
-                    }
+                    for (int v = 0; v <= K; ++v)
+                        for (std::size_t t = 0; t < tc; ++t) l.ptr[(K + 1) * k * tc + v * tc + t] = (*ops[v])[t0 + t][l0 + k];
                 const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
-                dot_kernel<1><<<grid, kThreads>>>(l, n);
+                dot_kernel<K><<<grid, kThreads>>>(l, n);
                 EMBER_CUDA_CHECK_LAUNCH();
             }
-            if (scratch) copy_on_device(out[l0], scratch, n * sizeof(u64));
+            for (int o = 0; o < K; ++o)
+                if (scratch[o]) copy_on_device(outs[o][l0], scratch[o], n * sizeof(u64));
         } catch (...) {
-            pool_free(scratch);
+            release();
             throw;
         }
-        pool_free(scratch);  // stream order: after the copy
+        release();
     }
 }
 
-void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const std::vector<std::vector<const u64*>>& a,
-          const std::vector<std::vector<const u64*>>& b0, const std::vector<std::vector<const u64*>>& b1,
+/// Every term of every operand list has `limbs` limbs (op: the operation's name in the message).
+void check_term_limbs(const char* op, std::size_t limbs, std::initializer_list<std::pair<const Terms*, const char*>> lists) {
+    for (const auto& [terms, name] : lists)
+        for (const auto& t : *terms) check_count(limbs, t.size(), op, name);
+}
+
+}  // namespace
+
+void dot(std::span<u64* const> out, const Terms& a, const Terms& b, std::span<const Modulus> mod, std::size_t n) {
+    if (a.empty() || b.size() != a.size()) throw std::invalid_argument("cuda::dot: need the same positive number of terms on both sides");
+    check_count(out.size(), mod.size(), "dot", "moduli");
+    check_term_limbs("dot", out.size(), {{&a, "limbs of a term of a"}, {&b, "limbs of a term of b"}});
+    dot_launches<1>({out}, {&a, &b}, mod, n);
+}
+
+void dot2(std::span<u64* const> out0, std::span<u64* const> out1, const Terms& a, const Terms& b0, const Terms& b1,
           std::span<const Modulus> mod, std::size_t n) {
-    const std::size_t terms = a.size(), limbs = out0.size();
-    if (terms == 0 || b0.size() != terms || b1.size() != terms)
+    if (a.empty() || b0.size() != a.size() || b1.size() != a.size())
         throw std::invalid_argument("cuda::dot2: need the same positive number of terms in a, b0 and b1");
-    check_count(limbs, out1.size(), "dot2", "limbs of the second output");
-    check_count(limbs, mod.size(), "dot2", "moduli");
-    for (std::size_t t = 0; t < terms; ++t) {
-        check_count(limbs, a[t].size(), "dot2", "limbs of a term of a");
-        check_count(limbs, b0[t].size(), "dot2", "limbs of a term of b0");
-        check_count(limbs, b1[t].size(), "dot2", "limbs of a term of b1");
-    }
-    if (limbs == 0 || n == 0) return;
-    // As dot: as many limbs per launch as DotLaunch<2>::kPtrs allows with all their terms, or one limb per launch and the terms
-    // in chunks, each launch adding its sums to the outputs' (the outputs never alias an operand: Backend::dot2).
-    using Launch = DotLaunch<2>;
-    const std::size_t chunk = std::min(terms, Launch::kPtrs / 3);
-    const std::size_t per_launch = std::min(Launch::kLimbs, Launch::kPtrs / (3 * chunk));
-    for (std::size_t l0 = 0; l0 < limbs; l0 += per_launch) {
-        const std::size_t count = std::min(per_launch, limbs - l0);
-        Launch l{};
-        for (std::size_t k = 0; k < count; ++k) {
-            l.out[0][k] = out0[l0 + k];
-            l.out[1][k] = out1[l0 + k];
-            l.wb[k] = make_wide_barrett(mod[l0 + k]);
-        }
-        for (std::size_t t0 = 0; t0 < terms; t0 += chunk) {
-            const std::size_t tc = std::min(chunk, terms - t0);
-            l.terms = static_cast<u32>(tc);
-            l.accumulate = t0 > 0;
-            for (std::size_t k = 0; k < count; ++k)
-                for (std::size_t t = 0; t < tc; ++t) {
-                    l.ptr[3 * k * tc + t] = a[t0 + t][l0 + k];
-                    l.ptr[3 * k * tc + tc + t] = b0[t0 + t][l0 + k];
-                    l.ptr[3 * k * tc + 2 * tc + t] = b1[t0 + t][l0 + k];
-                }
-            const dim3 grid(detail::grid_for(n, kThreads), static_cast<unsigned>(count));
-            dot_kernel<2><<<grid, kThreads>>>(l, n);
-            EMBER_CUDA_CHECK_LAUNCH();
-        }
-    }
+    check_count(out0.size(), out1.size(), "dot2", "limbs of the second output");
+    check_count(out0.size(), mod.size(), "dot2", "moduli");
+    check_term_limbs("dot2", out0.size(),
+                     {{&a, "limbs of a term of a"}, {&b0, "limbs of a term of b0"}, {&b1, "limbs of a term of b1"}});
+    dot_launches<2>({out0, out1}, {&a, &b0, &b1}, mod, n);
 }
 
 // ---- permutations ------------------------------------------------------------------------------------------------
