@@ -80,6 +80,20 @@ NttTables::NttTables(std::size_t n_, const Modulus& q_) {
         ipsi1_ninv_shoup52 = shoup52(ipsi1_ninv, q);
     }
 
+    if (q < kIfmaBound && cpu_features().avx2 && cpu_features().fma) {  // the hardware's, whatever EMBER_SIMD says
+        const double qd = static_cast<double>(q);
+        auto centered = [&](u64 w) { return static_cast<double>(w > q / 2 ? static_cast<std::int64_t>(w - q) : static_cast<std::int64_t>(w)); };
+        auto fill = [&](const std::vector<u64>& w, std::vector<double>& wd, std::vector<double>& wq) {
+            wd.resize(n);
+            wq.resize(n);
+            for (std::size_t i = 0; i < n; ++i) wd[i] = centered(w[i]), wq[i] = wd[i] / qd;
+        };
+        fill(psi_rev, psi_rev_fp, psi_rev_fpq);
+        fill(ipsi_rev, ipsi_rev_fp, ipsi_rev_fpq);
+        n_inv_fp = centered(n_inv), n_inv_fpq = n_inv_fp / qd;
+        ipsi1_ninv_fp = centered(ipsi1_ninv), ipsi1_ninv_fpq = ipsi1_ninv_fp / qd;
+    }
+
     if (n >= 64) {
         const bool ifma = q < kIfmaBound;
         const std::size_t groups = n / 16, quads = groups / 4;
@@ -197,6 +211,10 @@ bool ntt_avx2_supported(const NttTables& t) {
     return cpu_features().use_avx2() && t.n != 0 && t.mod.q < kAvx512Bound;
 }
 
+bool ntt_avx2_fma_supported(const NttTables& t) {
+    return cpu_features().use_avx2() && t.n != 0 && !t.psi_rev_fp.empty();
+}
+
 }  // namespace detail
 
 namespace {
@@ -272,10 +290,12 @@ void ntt_dispatch(u64* a, const NttTables& t, const u64* next, const NttTables* 
     if constexpr (kInverse) {
         if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
         else if (path == Path::kAvx512) detail::ntt_inverse_avx512(a, t, ppf, tw);
+        else if (detail::ntt_avx2_fma_supported(t)) detail::ntt_inverse_avx2_fma(a, t, ppf);
         else detail::ntt_inverse_avx2(a, t, ppf, tw);
     } else {
         if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
         else if (path == Path::kAvx512) detail::ntt_forward_avx512(a, t, ppf, tw);
+        else if (detail::ntt_avx2_fma_supported(t)) detail::ntt_forward_avx2_fma(a, t, ppf);
         else detail::ntt_forward_avx2(a, t, ppf, tw);
     }
 #else

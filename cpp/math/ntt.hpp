@@ -36,6 +36,11 @@ struct NttTables {
     // Gentleman-Sande stage (whose only twiddle is ipsi_rev[1]).
     u64 ipsi1_ninv = 0, ipsi1_ninv_shoup = 0, ipsi1_ninv_shoup52 = 0;
 
+    // Tables of the AVX2 double-precision path (math/ntt_fma_avx2.cpp), filled when q < 2^50 on a CPU with AVX2 and
+    // FMA: each twiddle centered (w - q when w > q/2, so |w| < q/2) as a double, and w / q rounded to a double.
+    std::vector<double> psi_rev_fp, psi_rev_fpq, ipsi_rev_fp, ipsi_rev_fpq;
+    double n_inv_fp = 0, n_inv_fpq = 0, ipsi1_ninv_fp = 0, ipsi1_ninv_fpq = 0;
+
     // Compact twiddles of the four in-register stages (distance t = 8, 4, 2, 1) of the vector kernels, filled
     // when n >= 64. The stage t = 8 >> j (m = (n/16) 2^j butterfly groups) takes, for the 16-coefficient group
     // g = 4h + i and the position l < 2^j in it, the twiddle
@@ -64,7 +69,8 @@ struct NttTables {
     NttTables(std::size_t n, const Modulus& q);
 };
 
-/// In-place forward / inverse transform of one limb, dispatching at run time to IFMA, AVX-512F or scalar.
+/// In-place forward / inverse transform of one limb, dispatching at run time to IFMA, AVX-512F, AVX2 (in double
+/// precision for q < 2^50, math/ntt_fma_avx2.cpp) or scalar.
 void ntt_forward(u64* a, const NttTables& t);
 void ntt_inverse(u64* a, const NttTables& t);
 /// The same transform of `a`, which meanwhile prefetches into L2 the limb `next` (over the prime of `next_t`) that

@@ -376,14 +376,15 @@ void inv_radix4(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
     }
 }
 
-/// This file's kernels for the shared pass schedule (math/ntt_schedule.hpp).
+/// This file's kernels for the shared pass schedule (math/ntt_schedule.hpp). First is ignored: words in [0, q)
+/// are valid inputs of every forward pass here.
 struct Kernels {
     using Consts = avx2::ModV;
     using LastConsts = ::ember::detail::LastConsts;
     static constexpr int kTailGroups = ::ember::detail::kTailGroups;
-    template <class... A> static void fwd2(A&&... a) { fwd_radix2(std::forward<A>(a)...); }
-    template <class... A> static void fwd4(A&&... a) { fwd_radix4(std::forward<A>(a)...); }
-    template <class... A> static void fwd_tail(A&&... a) { fwd_tail16(std::forward<A>(a)...); }
+    template <bool First, class... A> static void fwd2(A&&... a) { fwd_radix2(std::forward<A>(a)...); }
+    template <bool First, class... A> static void fwd4(A&&... a) { fwd_radix4(std::forward<A>(a)...); }
+    template <bool First, class... A> static void fwd_tail(A&&... a) { fwd_tail16(std::forward<A>(a)...); }
     template <bool Last, class... A> static void inv_head(A&&... a) { inv_head16<Last>(std::forward<A>(a)...); }
     template <bool Last, bool Pf, class... A> static void inv2(A&&... a) { inv_radix2<Last, Pf>(std::forward<A>(a)...); }
     template <bool Last, bool Pf, class... A> static void inv4(A&&... a) { inv_radix4<Last, Pf>(std::forward<A>(a)...); }

@@ -1,12 +1,14 @@
-// The pass schedule shared by the vector NTT kernels (math/ntt_ifma.cpp, math/ntt_avx512.cpp): which stages
+// The pass schedule shared by the vector NTT kernels (math/ntt_ifma.cpp, ntt_avx512.cpp, ntt_avx2.cpp,
+// ntt_fma_avx2.cpp): which stages
 // are fused into radix-4 passes, which run inside 32 KiB L1 blocks (depth first) and which sweep the whole
 // array, where the in-register stages go, and how the next limb's prefetch is paced. The kernels differ in
 // their butterflies only; each file instantiates these drivers with its own kernel set K (a struct in its
 // anonymous namespace, so every instantiation stays local to the file compiled with its instruction set):
 //   K::Consts, K::LastConsts        per-prime vector constants (LastConsts(tb): the last inverse stage's)
 //   K::kTailGroups                  16-coefficient groups per interleaved in-register step
-//   K::fwd2, K::fwd4                forward radix-2 / radix-4 passes over blocks [i0, i1)
-//   K::fwd_tail                     the forward in-register stages on groups [g0, g1)
+//   K::fwd2<First>, K::fwd4<First>  forward radix-2 / radix-4 passes over blocks [i0, i1) (First: the transform's
+//                                   first pass over those blocks, whose inputs are the caller's words in [0, q))
+//   K::fwd_tail<First>              the forward in-register stages on groups [g0, g1) (First: N = 16, no pass before)
 //   K::inv_head<Last>               the inverse in-register stages (Last: they are all the stages, N = 16)
 //   K::inv2<Last, Pf>, K::inv4<...> inverse passes (Last: the last stage, with N^-1; Pf: prefetch steps)
 // Plain C++: included by files compiled with different -m flags.
@@ -29,9 +31,10 @@ struct Pass {
     std::size_t span;
 };
 
-/// Forward transform of a (N >= 16; the caller handles smaller N) with twiddles w and companions wp.
-template <class K>
-void forward(u64* a, const NttTables& tb, const u64* w, const u64* wp, NttPrefetch* pf, Twiddles tw) {
+/// Forward transform of a (N >= 16; the caller handles smaller N) with twiddles w and companions wp (words, or
+/// whatever element type T the kernels read their twiddles as).
+template <class K, class T>
+void forward(u64* a, const NttTables& tb, const T* w, const T* wp, NttPrefetch* pf, Twiddles tw) {
     const std::size_t n = tb.n;
     const typename K::Consts k(tb.mod.q);
     // stages of distance n/2 .. 16, widest first: one radix-2 if their count is odd, then radix-4 pairs
@@ -43,27 +46,29 @@ void forward(u64* a, const NttTables& tb, const u64* w, const u64* wp, NttPrefet
 
     const std::size_t blk = std::min(n, kBlock);
     if (pf) pf->plan(n / (16 * K::kTailGroups));  // one step per interleaved step of the in-register stages
-    int p = 0;
-    for (; p < np && passes[p].span > blk; ++p) {  // wide passes: sweep the whole array
-        const Pass& ps = passes[p];
-        const std::size_t nb = n / ps.span;
-        if (ps.radix == 2) K::fwd2(a, n, ps.t, 0, nb, w, wp, k);
-        else K::fwd4(a, n, ps.t, 0, nb, w, wp, k);
-    }
-    for (std::size_t b = 0; b < n; b += blk) {  // the rest depth first, one L1 block at a time
-        for (int r = p; r < np; ++r) {
-            const Pass& ps = passes[r];
-            const std::size_t i0 = b / ps.span, i1 = (b + blk) / ps.span;
-            if (ps.radix == 2) K::fwd2(a, n, ps.t, i0, i1, w, wp, k);
-            else K::fwd4(a, n, ps.t, i0, i1, w, wp, k);
+    auto run = [&](int r, std::size_t i0, std::size_t i1) {
+        const Pass& ps = passes[r];
+        if (r == 0) {
+            if (ps.radix == 2) K::template fwd2<true>(a, n, ps.t, i0, i1, w, wp, k);
+            else K::template fwd4<true>(a, n, ps.t, i0, i1, w, wp, k);
+        } else if (ps.radix == 2) {
+            K::template fwd2<false>(a, n, ps.t, i0, i1, w, wp, k);
+        } else {
+            K::template fwd4<false>(a, n, ps.t, i0, i1, w, wp, k);
         }
-        K::fwd_tail(a, b / 16, (b + blk) / 16, tb, k, pf, tw);
+    };
+    int p = 0;
+    for (; p < np && passes[p].span > blk; ++p) run(p, 0, n / passes[p].span);  // wide passes: the whole array
+    for (std::size_t b = 0; b < n; b += blk) {  // the rest depth first, one L1 block at a time
+        for (int r = p; r < np; ++r) run(r, b / passes[r].span, (b + blk) / passes[r].span);
+        if (np == 0) K::template fwd_tail<true>(a, b / 16, (b + blk) / 16, tb, k, pf, tw);
+        else K::template fwd_tail<false>(a, b / 16, (b + blk) / 16, tb, k, pf, tw);
     }
 }
 
 /// Inverse transform of a (N >= 16; the caller handles smaller N).
-template <class K>
-void inverse(u64* a, const NttTables& tb, const u64* w, const u64* wp, NttPrefetch* pf, Twiddles tw) {
+template <class K, class T>
+void inverse(u64* a, const NttTables& tb, const T* w, const T* wp, NttPrefetch* pf, Twiddles tw) {
     const std::size_t n = tb.n;
     const typename K::Consts k(tb.mod.q);
     const typename K::LastConsts lc(tb);

@@ -67,6 +67,17 @@ void ntt_inverse_avx512(u64* a, const NttTables& t);
 void ntt_forward_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 void ntt_inverse_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 
+/// CPU has (and EMBER_SIMD allows) AVX2 and FMA, and t has the double tables (q < 2^50).
+bool ntt_avx2_fma_supported(const NttTables& t);
+
+/// AVX2 kernels in double precision for q < 2^50 (math/ntt_fma_avx2.cpp: products of doubles with their FMA-exact
+/// rounding errors; the AVX2 path's transform for such primes). Precondition: ntt_avx2_fma_supported(t). N < 16
+/// falls back to the scalar path.
+void ntt_forward_avx2_fma(u64* a, const NttTables& t);
+void ntt_inverse_avx2_fma(u64* a, const NttTables& t);
+void ntt_forward_avx2_fma(u64* a, const NttTables& t, NttPrefetch* pf);
+void ntt_inverse_avx2_fma(u64* a, const NttTables& t, NttPrefetch* pf);
+
 /// AVX2 kernels for q < 2^61 (4 lanes; 64-bit Shoup products from 32 x 32-bit lane products, math/avx2_util.hpp).
 /// Precondition: ntt_avx2_supported(t). N < 16 falls back to the scalar path. They read the full twiddle tables.
 void ntt_forward_avx2(u64* a, const NttTables& t);

@@ -200,6 +200,10 @@ TEST(Ntt, Avx512PathMatchesScalar) {
 TEST(Ntt, Avx2PathMatchesScalar) {
     check_fast_path("avx2", detail::ntt_avx2_supported, detail::ntt_forward_avx2, detail::ntt_inverse_avx2);
 }
+
+TEST(Ntt, Avx2FmaPathMatchesScalar) {  // the double-precision kernels, q < 2^50
+    check_fast_path("avx2-fma", detail::ntt_avx2_fma_supported, detail::ntt_forward_avx2_fma, detail::ntt_inverse_avx2_fma);
+}
 #endif
 
 TEST(Ntt, DispatchMatchesScalar) {
