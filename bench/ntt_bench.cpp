@@ -1,6 +1,7 @@
-// Micro-benchmark of the negacyclic NTT paths (scalar, and on x86-64 AVX2, AVX-512F, AVX-512 IFMA), one thread.
+// Micro-benchmark of the negacyclic NTT paths (scalar, and on x86-64 AVX2 -- integer, and in double precision for
+// q < 2^50 ("avx2-fma") --, AVX-512F, AVX-512 IFMA), one thread.
 //
-//   ember_ntt_bench [--log-n 16[,17...]] [--bits 50,60] [--runs 200] [--warmup 20] [--paths scalar,avx2,avx512,ifma]
+//   ember_ntt_bench [--log-n 16[,17...]] [--bits 50,60] [--runs 200] [--warmup 20] [--paths scalar,avx2,avx2-fma,avx512,ifma]
 //
 // Prints one JSON line per (path, log_n, bits) with median / min / max microseconds of the forward and the
 // inverse transform over `runs` timed runs (each run is timed on its own, in place, on a 64-byte aligned buffer,
@@ -40,7 +41,7 @@ Stats time_fn(Fn f, u64* a, const NttTables& tb, int runs, int warmup) {
 int main(int argc, char** argv) {
     std::vector<int> log_ns = {16}, bits_list = {50, 60};
     int runs = 200, warmup = 20;
-    std::string paths = "scalar,avx2,avx512,ifma";
+    std::string paths = "scalar,avx2,avx2-fma,avx512,ifma";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto next = [&] { return option_value(argc, argv, i); };
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: %s [--log-n 16[,17]] [--bits 50,60] [--runs 200] [--warmup 20] "
-                         "[--paths scalar,avx2,avx512,ifma]\n",
+                         "[--paths scalar,avx2,avx2-fma,avx512,ifma]\n",
                          argv[0]);
             return 2;
         }
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
                 {"scalar", true, ntt_forward_scalar, ntt_inverse_scalar},
 #if defined(__x86_64__)  // the vector kernels exist in x86-64 builds only
                 {"avx2", detail::ntt_avx2_supported(tb), detail::ntt_forward_avx2, detail::ntt_inverse_avx2},
+                {"avx2-fma", detail::ntt_avx2_fma_supported(tb), detail::ntt_forward_avx2_fma, detail::ntt_inverse_avx2_fma},
                 {"avx512", detail::ntt_avx512_supported(tb), detail::ntt_forward_avx512, detail::ntt_inverse_avx512},
                 {"ifma", detail::ntt_ifma_supported(tb), detail::ntt_forward_ifma, detail::ntt_inverse_ifma},
 #endif
