@@ -152,6 +152,7 @@ NB_MODULE(_ember, m) {
         .def_rw("first_mod_bits", &CkksParams::first_mod_bits)
         .def_rw("dnum", &CkksParams::dnum)
         .def_rw("special_mod_bits", &CkksParams::special_mod_bits)
+        .def_rw("ks_margin_bits", &CkksParams::ks_margin_bits)
         .def_rw("secret", &CkksParams::secret)
         .def_rw("hamming_weight", &CkksParams::hamming_weight)
         .def_rw("sigma", &CkksParams::sigma)

@@ -669,6 +669,10 @@ def worker_ember(cfg):
             argv += ["--log-scale", str(cfg["log_scale"])]
         if cfg["first_mod"] != 60:
             argv += ["--first-mod-bits", str(cfg["first_mod"])]
+        if cfg.get("special_bits"):
+            argv += ["--special-mod-bits", str(cfg["special_bits"])]
+        if cfg.get("ks_margin") is not None:
+            argv += ["--ks-margin-bits", str(cfg["ks_margin"])]
         proc, shown, insecure_note = None, None, ""
         if cfg.get("insecure"):
             argv += ["--insecure"]
@@ -840,6 +844,12 @@ def parse_args(argv=None):
                     help="pass --insecure to `ember bench` up front (Ember only; SEAL and OpenFHE keep their "
                          "checks), e.g. at SEAL's configuration: dnum 16 with N=2^15 / 15 levels / log scale 50 "
                          "gives Ember 2 special primes, log2(QP) = 930 > the 128-bit bound of 881 bits")
+    ap.add_argument("--special-mod-bits", type=int, default=0,
+                    help="Ember's special prime bits (`ember bench --special-mod-bits`; default 0: Ember's 60)")
+    ap.add_argument("--ks-margin-bits", type=int, default=None,
+                    help="Ember's margin of log2(P) over the largest digit (`ember bench --ks-margin-bits`; default: "
+                         "Ember's 16). --special-mod-bits 61 --ks-margin-bits 0 at SEAL's configuration gives Ember "
+                         "SEAL's modulus shape, one special prime (log2(QP) = 871, within the 128-bit bound)")
     add_output_args(ap, WORKERS)
     args = ap.parse_args(argv)
     if args.runs is None:
@@ -907,7 +917,8 @@ def main(argv=None):
     cfg = dict(log_n=args.log_n, levels=args.levels, dnum=args.dnum, threads=args.threads,
                runs=args.runs, log_scale=args.log_scale, first_mod=args.first_mod, seed=args.seed,
                ops=ops, openfhe_scaling=args.openfhe_scaling, timeout=args.timeout,
-               encrypt=args.encrypt, insecure=args.insecure)
+               encrypt=args.encrypt, insecure=args.insecure, special_bits=args.special_mod_bits,
+               ks_margin=args.ks_margin_bits)
 
     def run_one(peer):
         if peer not in WORKERS:

@@ -58,7 +58,8 @@ def _time(fn: Callable[[], object], runs: int, warmup: int = 1, sync: Callable[[
 def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int = 2, runs: int = 10,
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
         insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False,
-        count: int = 256, radix: int = 2, device: Optional[str] = None) -> dict:
+        count: int = 256, radix: int = 2, device: Optional[str] = None, special_mod_bits: int = 0,
+        ks_margin_bits: int = 16) -> dict:
     """Time one operation and measure its precision.
 
     rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum of x and those rotations (one ModUp, one
@@ -88,6 +89,9 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         Bits of the prime of ntt / intt. Default 49.
     insecure : bool, optional
         Allow a parameter set above the 128-bit bound. Default False.
+    special_mod_bits, ks_margin_bits : int, optional
+        The special primes of the parameter set (CkksParams): their bits (0: 60) and the margin of log2(P) over the
+        largest digit (default 16). Recorded in the result.
     progress : object, optional
         Unused.
     log_q : int, optional
@@ -109,7 +113,8 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     -------
     dict
         The record: op, log_n, levels, dnum, threads, backend, device, runs, simd, path, kernel_paths, median_ms,
-        min_ms, max_ms, precision_bits (-log2 of the largest error), log_qp and special_primes, plus rotations, or
+        min_ms, max_ms, precision_bits (-log2 of the largest error), log_qp, special_primes, special_bits and
+        ks_margin_bits, plus rotations, or
         count and radix, where they apply. For ntt / intt: op, log_n, threads (1), backend, device ("cpu"), runs,
         simd, path, prime_bits, median_ms, min_ms, max_ms, median_us and precision_bits None (levels and dnum 0).
 
@@ -142,7 +147,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         return rec
 
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
-                        insecure=insecure)
+                        insecure=insecure, special_mod_bits=special_mod_bits, ks_margin_bits=ks_margin_bits)
     ctx = Context(params, threads=threads, device=device)
     rec["device"] = rec["backend"] = ctx.device
     rec["path"], rec["kernel_paths"] = kernel_paths(list(params.q_primes) + list(params.p_primes))
@@ -182,5 +187,6 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     ms = _time(fn, runs, sync=ctx.synchronize)
     err = float(np.abs(check(fn())).max())
     rec.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms), precision_bits=round(_precision(err), 2),
-               log_qp=round(params.log_qp, 1), special_primes=len(params.p_primes))
+               log_qp=round(params.log_qp, 1), special_primes=len(params.p_primes),
+               special_bits=[int(p).bit_length() for p in params.p_primes], ks_margin_bits=ks_margin_bits)
     return rec

@@ -66,6 +66,11 @@ class CkksParams:
         Default False.
     special_mod_bits : int, optional
         Bits of each special prime: 0 (the default) for 60, else in [20, 61].
+    ks_margin_bits : int, optional
+        Bits by which the special modulus P exceeds the largest key-switching digit, in [0, 60] (default 16). The
+        special primes are the fewest with log2(P) >= that digit's bits + this margin; the key-switching error
+        scales with digit / P. A margin of 0 with 61-bit special primes gives one special prime per 60-bit digit,
+        as SEAL's default modulus chains do (more key-switching noise, a smaller log2(QP)).
 
     Raises
     ------
@@ -75,7 +80,7 @@ class CkksParams:
 
     def __init__(self, log_n: int = 16, levels: int = 24, log_scale: int = 50, first_mod_bits: int = 60,
                  dnum: int = 3, secret: str = "ternary", hamming_weight: int = 0, sigma: float = 3.2,
-                 insecure: bool = False, special_mod_bits: int = 0):
+                 insecure: bool = False, special_mod_bits: int = 0, ks_margin_bits: int = 16):
         p = _ember.ParamsCore()
         p.log_n, p.levels, p.log_scale, p.first_mod_bits, p.dnum = log_n, levels, log_scale, first_mod_bits, dnum
         if secret not in ("ternary", "sparse", "hamming"):
@@ -83,12 +88,13 @@ class CkksParams:
                              f"'sparse'), got {secret!r}")
         p.secret = _ember.SecretDist.ternary if secret == "ternary" else _ember.SecretDist.hamming
         p.hamming_weight, p.sigma, p.insecure, p.special_mod_bits = hamming_weight, sigma, insecure, special_mod_bits
+        p.ks_margin_bits = ks_margin_bits
         p.finalize()
         object.__setattr__(self, "_core", p)
         object.__setattr__(self, "_recipe", dict(
             kind="ckks", log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
             secret=secret, hamming_weight=hamming_weight, sigma=sigma, insecure=insecure,
-            special_mod_bits=special_mod_bits))
+            special_mod_bits=special_mod_bits, ks_margin_bits=ks_margin_bits))
 
     bootstrap_config = None  # an _ember.BootstrapConfigCore for sets made by bootstrappable()
 

@@ -30,6 +30,8 @@ def test_insecure_refused_with_bound():
     (dict(secret="gaussian"), "secret"),
     (dict(secret="hamming", hamming_weight=0), "hamming_weight"),
     (dict(levels=-1), "levels"),
+    (dict(ks_margin_bits=-1), "ks_margin_bits"),
+    (dict(ks_margin_bits=61), "ks_margin_bits"),
 ])
 def test_invalid_parameters_name_the_parameter(kw, word):
     with pytest.raises(ValueError, match=word):
@@ -66,3 +68,19 @@ def test_hash_depends_on_primes():
     a = ember.CkksParams(log_n=12, levels=3, log_scale=30, first_mod_bits=40, dnum=2, insecure=True)
     b = ember.CkksParams(log_n=12, levels=3, log_scale=31, first_mod_bits=40, dnum=2, insecure=True)
     assert a.hash() != b.hash() and len(a.hash()) == 32
+
+
+def test_ks_margin_bits_sets_the_special_modulus():
+    # log2(P) >= the largest digit's bits + the margin, with the fewest special primes; SEAL's shape at N = 2^15
+    # (one digit per 60/50-bit prime, one 61-bit special prime) is within the 128-bit bound without insecure.
+    import math
+    for margin in (0, 16, 40):
+        p = ember.CkksParams(log_n=15, levels=15, dnum=16, special_mod_bits=61, ks_margin_bits=margin, insecure=True)
+        log_p = sum(math.log2(q) for q in p.p_primes)
+        assert log_p >= 60 + margin - 1e-9  # the largest digit is q_0, 60 bits
+        assert sum(math.log2(q) for q in p.p_primes[:-1]) < 60 + margin  # one prime fewer would not do
+        assert ember.CkksParams.from_recipe(p.recipe()).hash() == p.hash()
+    seal = ember.CkksParams(log_n=15, levels=15, dnum=16, special_mod_bits=61, ks_margin_bits=0)
+    assert len(seal.p_primes) == 1 and seal.log_qp <= ember.max_log_qp_128(15)
+    other = ember.CkksParams(log_n=15, levels=15, dnum=16, special_mod_bits=61, ks_margin_bits=1, insecure=True)
+    assert len(other.p_primes) == 2 and seal.hash() != other.hash()

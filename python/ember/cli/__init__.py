@@ -109,7 +109,8 @@ def _bench(args) -> int:
                 rec = bench.run(op, log_n=args.log_n, levels=_or(args.levels, _op_levels(args)), dnum=_or(args.dnum, 3),
                                 threads=_or(args.threads, 2), runs=_or(args.runs, 10), log_scale=_or(args.log_scale, 50),
                                 first_mod_bits=args.first_mod_bits, hoisted=args.hoisted, prime_bits=args.prime_bits,
-                                insecure=args.insecure, count=args.count, radix=args.radix, device=args.device, **heaan)
+                                insecure=args.insecure, count=args.count, radix=args.radix, device=args.device,
+                                special_mod_bits=args.special_mod_bits, ks_margin_bits=args.ks_margin_bits, **heaan)
         except ValueError as e:
             print(f"ember bench {op}: {e}", file=sys.stderr)
             return 2
@@ -262,6 +263,10 @@ def _add_bench(sub) -> None:
         o.add_argument("--dnum", type=int, default=None, help="key-switching digits (default 3)")
         o.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50)")
         o.add_argument("--first-mod-bits", type=int, default=60)
+        o.add_argument("--special-mod-bits", type=int, default=0, help="bits of each special prime (default 0: 60)")
+        o.add_argument("--ks-margin-bits", type=int, default=16,
+                       help="bits by which P exceeds the largest digit (default 16; 0 with --special-mod-bits 61: "
+                            "one special prime per 60-bit digit, as SEAL)")
         o.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many / rotate_sum")
         o.add_argument("--count", type=int, default=256, help="inner_sum: slots summed (a power of two)")
         o.add_argument("--radix", type=int, default=2, help="inner_sum: rotations per round + 1 (2: rotate-and-add)")
