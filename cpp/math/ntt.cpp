@@ -249,6 +249,11 @@ const char* ntt_path(const NttTables& t) {
     }
 }
 
+bool ntt_small_prime_path(const NttTables& t) {
+    const Path p = choose(t);
+    return p == Path::kIfma || (p == Path::kAvx2 && detail::ntt_avx2_fma_supported(t));
+}
+
 void ntt_forward(u64* a, const NttTables& t) { ntt_forward(a, t, nullptr, nullptr); }
 void ntt_inverse(u64* a, const NttTables& t) { ntt_inverse(a, t, nullptr, nullptr); }
 

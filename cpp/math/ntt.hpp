@@ -93,6 +93,9 @@ void ntt_inverse_reference(u64* a, const NttTables& t);
 
 /// Which path ntt_forward takes for this modulus on this CPU: "ifma", "avx512", "avx2" or "scalar".
 const char* ntt_path(const NttTables& t);
+/// Whether that path is one for primes below 2^50 (IFMA, or AVX2 in double precision): about half the time of the
+/// 64-bit kernels of the same CPU. The CPU backend transforms such limbs last, so that threads finish together.
+bool ntt_small_prime_path(const NttTables& t);
 
 /// Modular multiplications one transform performs: (N/2) log N butterflies, plus for the inverse the N^-1
 /// scaling, merged into the last stage on every path (N/2 more products; the reference loops' separate pass of N
