@@ -1,5 +1,6 @@
-// AVX2 negacyclic NTT in double precision for q < 2^50 (compiled with -mavx2 -mbmi2 -mfma -ffp-contract=off on
-// x86-64 only; entered only after a CPUID check, detail::ntt_avx2_fma_supported).
+// AVX2 negacyclic NTT in double precision for q < 2^50 (compiled with -mavx2 -mbmi2 -mfma -ffp-contract=off
+// -fno-fast-math on x86-64 only; entered only after a CPUID check, detail::ntt_avx2_fma_supported; round to nearest
+// set for each transform).
 //
 // AVX2 has no 64-bit integer lane product: the integer kernel (math/ntt_avx2.cpp) builds each Shoup product from
 // ten 32 x 32-bit lane products. Below 2^50 a product of two coefficients fits the 106 bits of a double and its
@@ -351,6 +352,24 @@ void inv_radix4(u64* a, std::size_t n, std::size_t t, std::size_t i0, std::size_
     }
 }
 
+/// Round to nearest for the duration of a transform, whatever mode the calling thread set (fesetround): the
+/// quotient estimates' error bounds assume it. (The exact operations are exact in any mode; the estimates are not.)
+class NearestRounding {
+public:
+    NearestRounding() : saved_(_mm_getcsr()) {
+        if (saved_ & kRoundingBits) _mm_setcsr(saved_ & ~kRoundingBits);
+    }
+    ~NearestRounding() {
+        if (saved_ & kRoundingBits) _mm_setcsr(saved_);
+    }
+    NearestRounding(const NearestRounding&) = delete;
+    NearestRounding& operator=(const NearestRounding&) = delete;
+
+private:
+    static constexpr unsigned kRoundingBits = 0x6000;  // MXCSR.RC: 00 = to nearest
+    unsigned saved_;
+};
+
 /// This file's kernels for the shared pass schedule (math/ntt_schedule.hpp), which hands them the double twiddle
 /// tables (w, w / q) as (w, wp).
 struct Kernels {
@@ -392,6 +411,7 @@ void ntt_forward_avx2_fma(u64* a, const NttTables& tb) { ntt_forward_avx2_fma(a,
 
 void ntt_forward_avx2_fma(u64* a, const NttTables& tb, NttPrefetch* pf) {
     if (tb.n < 16) { ntt_forward_scalar(a, tb); return; }
+    const NearestRounding rn;
     ntt_schedule::forward<Kernels>(a, tb, tb.psi_rev_fp.data(), tb.psi_rev_fpq.data(), pf, Twiddles::kFull);
 }
 
@@ -399,6 +419,7 @@ void ntt_inverse_avx2_fma(u64* a, const NttTables& tb) { ntt_inverse_avx2_fma(a,
 
 void ntt_inverse_avx2_fma(u64* a, const NttTables& tb, NttPrefetch* pf) {
     if (tb.n < 16) { ntt_inverse_scalar(a, tb); return; }
+    const NearestRounding rn;
     ntt_schedule::inverse<Kernels>(a, tb, tb.ipsi_rev_fp.data(), tb.ipsi_rev_fpq.data(), pf, Twiddles::kFull);
 }
 

@@ -2,6 +2,7 @@
 // every vector path with the scalar reference.
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -203,6 +204,35 @@ TEST(Ntt, Avx2PathMatchesScalar) {
 
 TEST(Ntt, Avx2FmaPathMatchesScalar) {  // the double-precision kernels, q < 2^50
     check_fast_path("avx2-fma", detail::ntt_avx2_fma_supported, detail::ntt_forward_avx2_fma, detail::ntt_inverse_avx2_fma);
+}
+
+TEST(Ntt, Avx2FmaPathIgnoresTheCallersRoundingMode) {
+    // The quotient estimates' bounds assume rounding to nearest, which the kernels set for each transform: under a
+    // caller's upward, downward or toward-zero mode the results stay bit-identical to the reference, and the
+    // caller's mode is back afterwards.
+    int checked = 0;
+    for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+        const std::size_t n = 4096;
+        const NttTables tb(n, Modulus(prime_for(kPrimes[2], n)));  // just below 2^50
+        if (!detail::ntt_avx2_fma_supported(tb)) continue;
+        ++checked;
+        for (const auto& a : test_inputs(n, tb.mod.q, 6000 + static_cast<std::uint64_t>(mode))) {
+            auto want = a, got = a;
+            ntt_forward_reference(want.data(), tb);
+            ASSERT_EQ(std::fesetround(mode), 0);
+            detail::ntt_forward_avx2_fma(got.data(), tb);
+            const int after = std::fegetround();
+            std::fesetround(FE_TONEAREST);
+            ASSERT_EQ(after, mode) << "the caller's rounding mode was not restored";
+            ASSERT_EQ(got, want) << "forward, rounding mode " << mode;
+            ntt_inverse_reference(want.data(), tb);
+            std::fesetround(mode);
+            detail::ntt_inverse_avx2_fma(got.data(), tb);
+            std::fesetround(FE_TONEAREST);
+            ASSERT_EQ(got, want) << "inverse, rounding mode " << mode;
+        }
+    }
+    if (checked == 0) GTEST_SKIP() << "the avx2-fma path is not supported on this CPU";
 }
 #endif
 
