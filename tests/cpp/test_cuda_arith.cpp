@@ -41,7 +41,7 @@ const PrimeSpec kPrimes[] = {{30, false}, {50, true}, {55, false}, {60, false}, 
 
 /// `count` primes = 1 mod 2n of the given size.
 std::vector<u64> primes_of(const PrimeSpec& s, std::size_t n, std::size_t count = 1) {
-    return ntt_primes_near(s.bits, count, 2 * n, {}, s.below_only);
+    return ntt_primes_near(s.bits, count, 2 * n, {}, /*both_sides=*/!s.below_only);
 }
 
 /// n residues mod q: uniform, with runs of the extreme values 0, 1, q - 1, q - 2 mixed in (kind 1), or all q - 1

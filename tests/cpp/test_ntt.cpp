@@ -33,7 +33,7 @@ const PrimeSpec kPrimes[] = {
     {"p30", 30, false}, {"p49", 49, false}, {"p50-", 50, true}, {"p55", 55, false}, {"p60", 60, false}, {"p61", 61, true},
 };
 
-u64 prime_for(const PrimeSpec& s, std::size_t n) { return ntt_primes_near(s.bits, 1, 2 * n, {}, s.below_only).at(0); }
+u64 prime_for(const PrimeSpec& s, std::size_t n) { return ntt_primes_near(s.bits, 1, 2 * n, {}, /*both_sides=*/!s.below_only).at(0); }
 
 /// n values uniform in [0, q) from a generator seeded with `seed`.
 std::vector<u64> random_poly(std::size_t n, u64 q, std::uint64_t seed) {
@@ -267,6 +267,10 @@ TEST(Ntt, PathSelection) {
         EXPECT_EQ(ps, "scalar");
         EXPECT_EQ(pb, "scalar");
     }
+    // the small-prime paths (IFMA, AVX2 in double precision) are those of q < 2^50 only
+    EXPECT_FALSE(ntt_small_prime_path(big));
+    EXPECT_EQ(ntt_small_prime_path(small), ps == "ifma" || (ps == "avx2" && detail::ntt_avx2_fma_supported(small)));
+    EXPECT_EQ(ntt_small_prime_path(small), path == SimdPath::kIfma || (path == SimdPath::kAvx2 && cpu_features().fma));
 }
 
 // ---- (e) argument validation -------------------------------------------------------------------------------------
