@@ -16,7 +16,7 @@
 //  * Twiddles are centered, |w| <= (q - 1)/2, with wq = fl(w / q) (|wq| <= 1/2): NttTables::psi_rev_fp / _fpq.
 //  * mul(a, w), |a| < 2^52: h = fl(a w), l = fma(a, w, -h) (exactly a w - h), c = round(fl(a wq)),
 //    r = fma(-c, q, h) + l. |fl(a wq) - a w / q| <= |a| 2^-53, so r = a w - c q exactly with
-//    |r| <= q/2 + |a| q 2^-53 <= (1/2 + |a|/8) q. Both operations are exact: |h - c q| <= |l| + |r| < 2^47 + 2^50,
+//    |r| <= q/2 + |a| q 2^-53 <= (1/2 + |a| / (8q)) q. Both operations are exact: |h - c q| <= |l| + |r| < 2^47 + 2^50,
 //    an integer below 2^53, and so is r.
 //  * reduce(x), |x| <= 4q: x - round(fl(x / q)) q, |result| <= q/2 + 1.
 //  * canon(x), |x| <= 4q: reduce, then + q if negative: [0, q).
@@ -67,7 +67,7 @@ inline D from_words(D raw, const Consts& k) { return sub(_mm256_or_pd(raw, k.mag
 /// Integers in [0, 2^52) -> their words: the mantissa of x + 2^52.
 inline D to_words(D x, const Consts& k) { return _mm256_xor_pd(add(x, k.magic), k.magic); }
 
-/// a * w mod q, |a| < 2^52 -> |result| <= (1/2 + |a| 2^-53) q.
+/// a * w mod q, |a| < 2^52 -> |result| <= q/2 + |a| q 2^-53.
 inline D mul(D a, const Tw& t, const Consts& k) {
     const D h = _mm256_mul_pd(a, t.w);
     const D l = _mm256_fmsub_pd(a, t.w, h);
