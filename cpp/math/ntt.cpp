@@ -80,7 +80,9 @@ NttTables::NttTables(std::size_t n_, const Modulus& q_) {
         ipsi1_ninv_shoup52 = shoup52(ipsi1_ninv, q);
     }
 
-    if (q < kIfmaBound && cpu_features().avx2 && cpu_features().fma) {  // the hardware's, whatever EMBER_SIMD says
+    // Only where the AVX2 path is the process's path (the CPU's best, or EMBER_SIMD=avx2): on IFMA or AVX-512 CPUs
+    // these primes take other kernels, and the path is fixed for the process.
+    if (q < kIfmaBound && cpu_features().path == SimdPath::kAvx2) {
         const double qd = static_cast<double>(q);
         auto centered = [&](u64 w) { return static_cast<double>(w > q / 2 ? static_cast<std::int64_t>(w - q) : static_cast<std::int64_t>(w)); };
         auto fill = [&](const std::vector<u64>& w, std::vector<double>& wd, std::vector<double>& wq) {
@@ -219,7 +221,7 @@ bool ntt_avx2_fma_supported(const NttTables& t) {
 
 namespace {
 
-enum class Path { kScalar, kAvx2, kAvx512, kIfma };
+enum class Path { kScalar, kAvx2, kAvx2Fma, kAvx512, kIfma };  // kAvx2Fma: the AVX2 path's double-precision kernels
 
 // The x86-64 vector kernels exist only in x86-64 builds (CMake leaves their files out elsewhere).
 #if defined(__x86_64__)
@@ -234,6 +236,7 @@ Path choose(const NttTables& t) {
     if (!kX86Kernels || t.n < kMinVectorN) return Path::kScalar;
     if (detail::ntt_ifma_supported(t)) return Path::kIfma;
     if (detail::ntt_avx512_supported(t)) return Path::kAvx512;
+    if (detail::ntt_avx2_fma_supported(t)) return Path::kAvx2Fma;
     if (detail::ntt_avx2_supported(t)) return Path::kAvx2;
     return Path::kScalar;
 }
@@ -244,14 +247,15 @@ const char* ntt_path(const NttTables& t) {
     switch (choose(t)) {
         case Path::kIfma: return "ifma";
         case Path::kAvx512: return "avx512";
-        case Path::kAvx2: return "avx2";
+        case Path::kAvx2:
+        case Path::kAvx2Fma: return "avx2";
         default: return "scalar";
     }
 }
 
 bool ntt_small_prime_path(const NttTables& t) {
     const Path p = choose(t);
-    return p == Path::kIfma || (p == Path::kAvx2 && detail::ntt_avx2_fma_supported(t));
+    return p == Path::kIfma || p == Path::kAvx2Fma;
 }
 
 void ntt_forward(u64* a, const NttTables& t) { ntt_forward(a, t, nullptr, nullptr); }
@@ -295,12 +299,12 @@ void ntt_dispatch(u64* a, const NttTables& t, const u64* next, const NttTables* 
     if constexpr (kInverse) {
         if (path == Path::kIfma) detail::ntt_inverse_ifma(a, t, ppf, tw);
         else if (path == Path::kAvx512) detail::ntt_inverse_avx512(a, t, ppf, tw);
-        else if (detail::ntt_avx2_fma_supported(t)) detail::ntt_inverse_avx2_fma(a, t, ppf);
+        else if (path == Path::kAvx2Fma) detail::ntt_inverse_avx2_fma(a, t, ppf);
         else detail::ntt_inverse_avx2(a, t, ppf, tw);
     } else {
         if (path == Path::kIfma) detail::ntt_forward_ifma(a, t, ppf, tw);
         else if (path == Path::kAvx512) detail::ntt_forward_avx512(a, t, ppf, tw);
-        else if (detail::ntt_avx2_fma_supported(t)) detail::ntt_forward_avx2_fma(a, t, ppf);
+        else if (path == Path::kAvx2Fma) detail::ntt_forward_avx2_fma(a, t, ppf);
         else detail::ntt_forward_avx2(a, t, ppf, tw);
     }
 #else

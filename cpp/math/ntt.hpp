@@ -36,8 +36,9 @@ struct NttTables {
     // Gentleman-Sande stage (whose only twiddle is ipsi_rev[1]).
     u64 ipsi1_ninv = 0, ipsi1_ninv_shoup = 0, ipsi1_ninv_shoup52 = 0;
 
-    // Tables of the AVX2 double-precision path (math/ntt_fma_avx2.cpp), filled when q < 2^50 on a CPU with AVX2 and
-    // FMA: each twiddle centered (w - q when w > q/2, so |w| < q/2) as a double, and w / q rounded to a double.
+    // Tables of the AVX2 double-precision path (math/ntt_fma_avx2.cpp), filled when q < 2^50 and the process runs the
+    // AVX2 path (cpu_features().path): each twiddle centered (w - q when w > q/2, so |w| < q/2) as a double, and
+    // w / q rounded to a double (2 MiB per prime at N = 2^16).
     std::vector<double> psi_rev_fp, psi_rev_fpq, ipsi_rev_fp, ipsi_rev_fpq;
     double n_inv_fp = 0, n_inv_fpq = 0, ipsi1_ninv_fp = 0, ipsi1_ninv_fpq = 0;
 

@@ -28,7 +28,6 @@
 // there), on the same memory: the doubles are moved with the same permutes.
 #include <immintrin.h>
 
-#include <utility>
 
 #include "math/ntt_schedule.hpp"
 #include "math/ntt_simd.hpp"

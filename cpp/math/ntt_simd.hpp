@@ -67,7 +67,7 @@ void ntt_inverse_avx512(u64* a, const NttTables& t);
 void ntt_forward_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 void ntt_inverse_avx512(u64* a, const NttTables& t, NttPrefetch* pf, Twiddles tw);
 
-/// CPU has (and EMBER_SIMD allows) AVX2 and FMA, and t has the double tables (q < 2^50).
+/// The process runs the AVX2 path and t has the double tables (q < 2^50; see NttTables).
 bool ntt_avx2_fma_supported(const NttTables& t);
 
 /// AVX2 kernels in double precision for q < 2^50 (math/ntt_fma_avx2.cpp: products of doubles with their FMA-exact

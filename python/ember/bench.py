@@ -59,7 +59,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         log_scale: int = 50, first_mod_bits: int = 60, hoisted: int = 8, prime_bits: int = 49,
         insecure: bool = False, progress=None, log_q: int = 1200, log_p: int = 30, breakdown: bool = False,
         count: int = 256, radix: int = 2, device: Optional[str] = None, special_mod_bits: int = 0,
-        ks_margin_bits: int = 16) -> dict:
+        ks_margin_bits: Optional[int] = None) -> dict:
     """Time one operation and measure its precision.
 
     rotate_many: `hoisted` rotations by 1..hoisted; rotate_sum: the sum of x and those rotations (one ModUp, one
@@ -91,7 +91,7 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         Allow a parameter set above the 128-bit bound. Default False.
     special_mod_bits, ks_margin_bits : int, optional
         The special primes of the parameter set (CkksParams): their bits (0: 60) and the margin of log2(P) over the
-        largest digit (default 16). Recorded in the result.
+        largest digit (None: CkksParams' default). Recorded in the result.
     progress : object, optional
         Unused.
     log_q : int, optional
@@ -146,8 +146,9 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
         rec["median_us"] = rec["median_ms"] * 1e3
         return rec
 
+    margin = {} if ks_margin_bits is None else dict(ks_margin_bits=ks_margin_bits)
     params = CkksParams(log_n=log_n, levels=levels, log_scale=log_scale, first_mod_bits=first_mod_bits, dnum=dnum,
-                        insecure=insecure, special_mod_bits=special_mod_bits, ks_margin_bits=ks_margin_bits)
+                        insecure=insecure, special_mod_bits=special_mod_bits, **margin)
     ctx = Context(params, threads=threads, device=device)
     rec["device"] = rec["backend"] = ctx.device
     rec["path"], rec["kernel_paths"] = kernel_paths(list(params.q_primes) + list(params.p_primes))
@@ -188,5 +189,5 @@ def run(op: str, log_n: int = 16, levels: int = 24, dnum: int = 3, threads: int 
     err = float(np.abs(check(fn())).max())
     rec.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms), precision_bits=round(_precision(err), 2),
                log_qp=round(params.log_qp, 1), special_primes=len(params.p_primes),
-               special_bits=[int(p).bit_length() for p in params.p_primes], ks_margin_bits=ks_margin_bits)
+               special_bits=[int(p).bit_length() for p in params.p_primes], ks_margin_bits=params.ks_margin_bits)
     return rec

@@ -177,14 +177,17 @@ def test_profile_records_the_device(tmp_path):
 def test_bench_special_primes_flags():
     """`ember bench --special-mod-bits B --ks-margin-bits M` builds the set with those special primes and records them;
     an impossible margin is refused with the parameter's name (status 2)."""
+    import ember
     cmd = [sys.executable, "-m", "ember", "bench", "rotate", *SMALL_BENCH]
-    r = subprocess.run(cmd + ["--special-mod-bits", "61", "--ks-margin-bits", "0"], capture_output=True, text=True, check=True)
-    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    def record(*flags):
+        r = subprocess.run(cmd + list(flags), capture_output=True, text=True, check=True)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    rec = record("--special-mod-bits", "61", "--ks-margin-bits", "0")
     # primes of 40, 30, 30, 31 bits in two digits, the larger of 70 bits: two 61-bit special primes (122 bits) for
     # a margin of 0, three for a margin of 60
     assert rec["special_bits"] == [61, 61] and rec["special_primes"] == 2 and rec["ks_margin_bits"] == 0
-    r50 = subprocess.run(cmd + ["--special-mod-bits", "61", "--ks-margin-bits", "60"], capture_output=True, text=True, check=True)
-    assert json.loads(r50.stdout.strip().splitlines()[-1])["special_primes"] == 3
     assert rec["precision_bits"] > 10
+    assert record("--special-mod-bits", "61", "--ks-margin-bits", "60")["special_primes"] == 3
+    assert record("--special-mod-bits", "61")["ks_margin_bits"] == ember.CkksParams().ks_margin_bits  # the default
     r = subprocess.run(cmd + ["--ks-margin-bits", "99"], capture_output=True, text=True)
     assert r.returncode == 2 and "ks_margin_bits" in r.stderr and "Traceback" not in r.stderr

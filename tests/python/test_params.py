@@ -70,6 +70,10 @@ def test_hash_depends_on_primes():
     assert a.hash() != b.hash() and len(a.hash()) == 32
 
 
+def test_ks_margin_bits_default_is_the_core_default():
+    assert ember.CkksParams().ks_margin_bits == ember._ember.ParamsCore().ks_margin_bits == 16
+
+
 def test_ks_margin_bits_sets_the_special_modulus():
     # log2(P) >= the largest digit's bits + the margin, with the fewest special primes; SEAL's shape at N = 2^15
     # (one digit per 60/50-bit prime, one 61-bit special prime) is within the 128-bit bound without insecure.

@@ -225,9 +225,10 @@ public:
 private:
     /// Transforms every limb. Each thread claims its next limb before it starts on the current one and hands
     /// it to the kernel, which prefetches that limb into L2 while it computes (in a pipeline the limb was just
-    /// written by another kernel and is not in L2). Limbs on a 64-bit path (about 2.5x the IFMA path's time,
-    /// 2x the AVX2 double-precision one's, at N = 2^16) go first, and no limb is claimed ahead when fewer than one per thread are left, so that the
-    /// call does not end with one thread idle while another works through a long limb or one held in reserve.
+    /// written by another kernel and is not in L2). Limbs on a 64-bit path (about 2.5x the IFMA path's time, 2x
+    /// the AVX2 double-precision one's, at N = 2^16) go first, and no limb is claimed ahead when fewer than one per
+    /// thread are left, so that the call does not end with one thread idle while another works through a long limb
+    /// or one held in reserve.
     template <bool Inverse>
     void transform(Limbs x, ConstLimbs src = {}) {
         const std::size_t count = x.size();

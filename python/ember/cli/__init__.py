@@ -264,9 +264,9 @@ def _add_bench(sub) -> None:
         o.add_argument("--log-scale", type=int, default=None, help="log2 of the scale (default 50)")
         o.add_argument("--first-mod-bits", type=int, default=60)
         o.add_argument("--special-mod-bits", type=int, default=0, help="bits of each special prime (default 0: 60)")
-        o.add_argument("--ks-margin-bits", type=int, default=16,
-                       help="bits by which P exceeds the largest digit (default 16; 0 with --special-mod-bits 61: "
-                            "one special prime per 60-bit digit, as SEAL)")
+        o.add_argument("--ks-margin-bits", type=int, default=None,
+                       help="bits by which P exceeds the largest digit (default: CkksParams', 16; 0 with "
+                            "--special-mod-bits 61: one special prime per 60-bit digit, as SEAL)")
         o.add_argument("--hoisted", type=int, default=8, help="rotations in rotate_many / rotate_sum")
         o.add_argument("--count", type=int, default=256, help="inner_sum: slots summed (a power of two)")
         o.add_argument("--radix", type=int, default=2, help="inner_sum: rotations per round + 1 (2: rotate-and-add)")
